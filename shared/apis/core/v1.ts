@@ -1,0 +1,160 @@
+// The subset of Kubernetes core/apps/batch v1 types karpless reads: pods and the workloads that
+// make them, nodes, and the selector and scheduling constraint shapes. Field names match the API.
+
+import type { ResourceList, Taint } from '../v1/types';
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid?: string;
+  controller?: boolean;
+}
+
+export interface PodMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  ownerReferences?: OwnerReference[];
+}
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt' | 'Gte' | 'Lte';
+  values?: string[];
+}
+
+export interface NodeSelectorTerm {
+  matchExpressions?: NodeSelectorRequirement[];
+  matchFields?: NodeSelectorRequirement[];
+}
+
+export interface PreferredSchedulingTerm {
+  weight: number;
+  preference: NodeSelectorTerm;
+}
+
+export interface NodeAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] };
+  preferredDuringSchedulingIgnoredDuringExecution?: PreferredSchedulingTerm[];
+}
+
+export interface PodAffinityTerm {
+  labelSelector?: LabelSelector;
+  namespaces?: string[];
+  namespaceSelector?: LabelSelector;
+  topologyKey: string;
+  matchLabelKeys?: string[];
+  mismatchLabelKeys?: string[];
+}
+
+export interface WeightedPodAffinityTerm {
+  weight: number;
+  podAffinityTerm: PodAffinityTerm;
+}
+
+export interface PodAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: PodAffinityTerm[];
+  preferredDuringSchedulingIgnoredDuringExecution?: WeightedPodAffinityTerm[];
+}
+
+export interface Affinity {
+  nodeAffinity?: NodeAffinity;
+  podAffinity?: PodAffinity;
+  podAntiAffinity?: PodAffinity;
+}
+
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
+}
+
+export interface TopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  labelSelector?: LabelSelector;
+  minDomains?: number;
+  nodeAffinityPolicy?: 'Honor' | 'Ignore';
+  nodeTaintsPolicy?: 'Honor' | 'Ignore';
+  matchLabelKeys?: string[];
+}
+
+export interface ContainerPort {
+  containerPort: number;
+  hostPort?: number;
+  protocol?: string;
+}
+
+export interface Container {
+  name: string;
+  image?: string;
+  resources?: { requests?: ResourceList; limits?: ResourceList };
+  ports?: ContainerPort[];
+  /** Native sidecars (init containers with restartPolicy Always) run beside the app containers. */
+  restartPolicy?: 'Always';
+}
+
+export interface PodSpec {
+  containers: Container[];
+  initContainers?: Container[];
+  overhead?: ResourceList;
+  nodeSelector?: Record<string, string>;
+  affinity?: Affinity;
+  tolerations?: Toleration[];
+  topologySpreadConstraints?: TopologySpreadConstraint[];
+  nodeName?: string;
+  priority?: number;
+  priorityClassName?: string;
+}
+
+export interface Pod {
+  apiVersion?: 'v1';
+  kind?: 'Pod';
+  metadata: PodMeta;
+  spec: PodSpec;
+  status?: { phase?: string; conditions?: { type: string; status: string; reason?: string }[] };
+}
+
+export interface PodTemplateSpec {
+  metadata?: Omit<PodMeta, 'name'> & { name?: string };
+  spec: PodSpec;
+}
+
+export interface Workload {
+  apiVersion: string;
+  kind: 'Deployment' | 'StatefulSet' | 'ReplicaSet' | 'Job' | 'DaemonSet';
+  metadata: PodMeta;
+  spec: {
+    replicas?: number;
+    parallelism?: number;
+    completions?: number;
+    selector?: LabelSelector;
+    template: PodTemplateSpec;
+  };
+}
+
+export interface Node {
+  apiVersion?: 'v1';
+  kind?: 'Node';
+  metadata: PodMeta;
+  spec?: { taints?: Taint[]; providerID?: string; unschedulable?: boolean };
+  status?: { capacity?: ResourceList; allocatable?: ResourceList };
+}
