@@ -1,12 +1,54 @@
-import type { Command } from '../command';
+import { loadConfiguration } from '../../shared/apis/config';
+import { formatProblem, hasErrors } from '../../shared/apis/problems';
+import { type Command, parseArgs, UsageError } from '../command';
 
-// Placeholder until the command lands; it exits 1 so nothing mistakes it for working.
+const usage = `Usage: karpless validate [flags] FILE|DIR...
+
+Checks Karpenter v1 NodePool, EC2NodeClass and NodeClaim manifests the way a strict Kubernetes API
+server with the Karpenter CRDs would: every schema and CEL rule, unknown fields, and that each
+NodePool's nodeClassRef names an EC2NodeClass among the given files. Directories are read
+recursively (*.yaml, *.yml, *.json); multi-document YAML, JSON and kind: List are accepted, other
+kinds are skipped with a note.
+
+Every problem is printed at once on stderr, one per line:
+  FILE: Kind/name: spec.path.to.field: message
+
+Flags:
+  --strict-references  a nodeClassRef naming no given EC2NodeClass is an error, as it is for
+                       plan and deploy (by default it is a warning)
+  --quiet              print nothing when the manifests are valid
+  -h, --help           show this help
+
+Exit status: 0 valid (warnings allowed), 1 invalid, 2 usage error.
+
+Examples:
+  karpless validate examples/manifests
+  karpless validate nodepool.yaml ec2nodeclass.yaml
+  karpless validate --strict-references manifests/
+`;
+
 export const validateCommand: Command = {
   name: 'validate',
-  summary: 'not implemented yet',
-  usage: 'Usage: karpless validate\n',
-  async run(_args, io) {
-    io.stderr.write('karpless validate: not implemented yet\n');
-    return 1;
+  summary: 'check Karpenter v1 NodePool/EC2NodeClass manifests and report every problem',
+  usage,
+  async run(args, io) {
+    const parsed = parseArgs(args, { booleans: ['--strict-references', '--quiet'] });
+    if (parsed.positional.length === 0) throw new UsageError('give at least one FILE or DIR');
+    const result = loadConfiguration(parsed.positional, { strictReferences: parsed.flags.has('--strict-references') });
+    for (const note of result.notes) io.stderr.write(`note: ${note}\n`);
+    for (const problem of result.problems) io.stderr.write(`${formatProblem(problem)}\n`);
+    if (hasErrors(result.problems)) {
+      const errors = result.problems.filter((p) => p.severity === 'error').length;
+      io.stderr.write(`karpless validate: ${errors} error${errors === 1 ? '' : 's'}\n`);
+      return 1;
+    }
+    if (!parsed.flags.has('--quiet')) {
+      const { nodePools, nodeClasses } = result.config;
+      const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+      io.stdout.write(
+        `valid: ${count(nodePools.length, 'NodePool', 'NodePools')}, ${count(nodeClasses.length, 'EC2NodeClass', 'EC2NodeClasses')}\n`,
+      );
+    }
+    return 0;
   },
 };
