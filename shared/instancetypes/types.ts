@@ -34,6 +34,32 @@ export interface CatalogInstanceType {
   bareMetal?: boolean;
   networkBandwidthMbps?: number;
   encryptionInTransitSupported?: boolean;
+  /** Total instance-store size in GB of any disk kind (HDD too); ephemeral storage under RAID0. Defaults to localNvmeGB. */
+  instanceStorageGB?: number;
+  /** Sustained clock speed in MHz (instance-cpu-sustained-clock-speed-mhz). */
+  cpuSustainedClockSpeedMhz?: number;
+  /** Maximum EBS bandwidth in Mbps when EBS-optimized by default (instance-ebs-bandwidth). */
+  ebsBandwidthMbps?: number;
+  /**
+   * Pod density of this type in place of the family default (ENI formula or 110). kubelet maxPods and
+   * podsPerCore still apply on top. For types whose density is known rather than derived.
+   */
+  maxPods?: number;
+  /**
+   * Exact capacity as quantity strings ({cpu: "4", memory: "8Gi", pods: "40"}). When present it replaces
+   * the computed capacity entirely (no VM overhead, no ENI formula): for synthetic or measured types.
+   */
+  capacity?: Record<string, string>;
+  /**
+   * Exact overhead as quantity strings. When present it replaces the computed overhead entirely (a
+   * missing part counts as zero) and kubelet reservations are ignored: Karpenter's fake benchmark types
+   * reserve 100m/10Mi and nothing else.
+   */
+  overhead?: {
+    kubeReserved?: Record<string, string>;
+    systemReserved?: Record<string, string>;
+    evictionThreshold?: Record<string, string>;
+  };
   offerings: CatalogOffering[];
 }
 
