@@ -1,12 +1,201 @@
-import type { Command } from '../command';
+// `karpless userdata`: the decoded userData Karpenter would give a node of one NodePool, EC2NodeClass
+// and instance type, computed offline from the manifests (no AWS calls).
 
-// Placeholder until the command lands; it exits 1 so nothing mistakes it for working.
+import { bottlerocketVersion, resolveAMIFamily } from '../../shared/amifamily/family';
+import { droppedKubernetesSettings, renderUserData, UserDataError } from '../../shared/amifamily/userdata';
+import { requireConfiguration } from '../../shared/apis/config';
+import type { AMIFamily, EC2NodeClass, NodePool, Taint } from '../../shared/apis/v1/types';
+import { loadBuiltInCatalog, readCatalogFile, resolveInstanceTypes } from '../../shared/instancetypes';
+import type { CapacityType, InstanceType } from '../../shared/instancetypes/types';
+import { isIPv6, kubeDNSIP } from '../../shared/launch/cluster';
+import { filledKubelet } from '../../shared/launch/launchtemplate';
+import {
+  type Command,
+  flagValue,
+  flagValues,
+  type IO,
+  type ParsedArgs,
+  parseArgs,
+  requireFlag,
+  UsageError,
+} from '../command';
+
+export const LAUNCH_FLAGS = [
+  '--manifests',
+  '--nodeclass',
+  '--nodepool',
+  '--instance-type',
+  '--capacity-type',
+  '--cluster-name',
+  '--cluster-endpoint',
+  '--cluster-ca',
+  '--cluster-cidr',
+  '--cluster-dns',
+  '--catalog',
+] as const;
+
+export const LAUNCH_FLAGS_USAGE = `  --manifests PATH          NodePool/EC2NodeClass YAML file or directory (repeatable)
+  --nodepool NAME           the NodePool the node belongs to
+  --nodeclass NAME          the EC2NodeClass (default: the NodePool's nodeClassRef)
+  --instance-type TYPE      the instance type (maxPods and labels come from the catalog)
+  --capacity-type TYPE      spot or on-demand
+  --cluster-name NAME       the EKS cluster name
+  --cluster-endpoint URL    the API server endpoint
+  --cluster-ca BASE64       the cluster CA bundle, base64 PEM
+  --cluster-cidr CIDR       the service CIDR
+  --cluster-dns IP          the kube-dns IP (default: the service CIDR's .10, IPv6 ::a)
+  --catalog FILE            instance-type catalog JSON (default: the built-in us-east-1 snapshot)
+`;
+
+/** Everything one offline launch needs, resolved from the flags and manifests. */
+export interface OfflineLaunch {
+  nodePool: NodePool;
+  nodeClass: EC2NodeClass;
+  family: AMIFamily;
+  instanceType: InstanceType;
+  capacityType: CapacityType;
+  clusterName: string;
+  clusterEndpoint: string;
+  caBundle: string;
+  clusterCIDR: string;
+  dnsIP: string;
+  labels: Record<string, string>;
+  taints: Taint[];
+}
+
+/** The NodeClaim's labels as Karpenter sets them: template labels, single-valued requirements, owners, instance type. */
+export function nodeClaimLabels(
+  nodePool: NodePool,
+  nodeClass: EC2NodeClass,
+  instanceType: InstanceType,
+): Record<string, string> {
+  const template = nodePool.spec.template;
+  const labels: Record<string, string> = { ...(template.metadata?.labels ?? {}) };
+  for (const r of template.spec.requirements) {
+    if (r.operator === 'In' && r.values?.length === 1 && r.values[0] !== undefined) labels[r.key] = r.values[0];
+  }
+  Object.assign(labels, instanceType.labels);
+  labels['karpenter.sh/nodepool'] = nodePool.metadata.name;
+  labels['karpenter.k8s.aws/ec2nodeclass'] = nodeClass.metadata.name;
+  return labels;
+}
+
+export function resolveOfflineLaunch(parsed: ParsedArgs): OfflineLaunch {
+  const manifests = flagValues(parsed, '--manifests');
+  if (manifests.length === 0) throw new UsageError('missing required flag --manifests');
+  const nodePoolName = requireFlag(parsed, '--nodepool');
+  const typeName = requireFlag(parsed, '--instance-type');
+  const capacityType = requireFlag(parsed, '--capacity-type');
+  if (capacityType !== 'spot' && capacityType !== 'on-demand') {
+    throw new UsageError(`--capacity-type must be spot or on-demand, got "${capacityType}"`);
+  }
+  const clusterName = requireFlag(parsed, '--cluster-name');
+  const clusterEndpoint = requireFlag(parsed, '--cluster-endpoint');
+  const caBundle = requireFlag(parsed, '--cluster-ca');
+  const clusterCIDR = requireFlag(parsed, '--cluster-cidr');
+  let dnsIP = flagValue(parsed, '--cluster-dns');
+  if (dnsIP === undefined) {
+    try {
+      dnsIP = kubeDNSIP(clusterCIDR);
+    } catch (error) {
+      throw new UsageError(`--cluster-cidr: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  const { config } = requireConfiguration(manifests);
+  const nodePool = config.nodePools.find((p) => p.metadata.name === nodePoolName);
+  if (!nodePool) {
+    throw new Error(
+      `NodePool/${nodePoolName} not found in ${manifests.join(', ')} (found: ${config.nodePools.map((p) => p.metadata.name).join(', ') || 'none'})`,
+    );
+  }
+  const nodeClassName = flagValue(parsed, '--nodeclass') ?? nodePool.spec.template.spec.nodeClassRef.name;
+  const nodeClass = config.nodeClasses.find((c) => c.metadata.name === nodeClassName);
+  if (!nodeClass) {
+    throw new Error(
+      `EC2NodeClass/${nodeClassName} not found in ${manifests.join(', ')} (found: ${config.nodeClasses.map((c) => c.metadata.name).join(', ') || 'none'})`,
+    );
+  }
+  const family = resolveAMIFamily(nodeClass);
+  if (!family) {
+    throw new Error(`EC2NodeClass/${nodeClassName}: spec.amiFamily: set amiFamily or an alias in amiSelectorTerms`);
+  }
+  const catalogPath = flagValue(parsed, '--catalog');
+  const catalog = catalogPath ? readCatalogFile(catalogPath) : loadBuiltInCatalog();
+  const instanceType = resolveInstanceTypes(catalog, nodeClass, { amiFamily: family }).find((t) => t.name === typeName);
+  if (!instanceType) {
+    throw new Error(
+      `instance type ${typeName} is not in the ${catalogPath ?? 'built-in'} catalog or cannot run ${family} (EC2NodeClass/${nodeClassName})`,
+    );
+  }
+  const template = nodePool.spec.template.spec;
+  return {
+    nodePool,
+    nodeClass,
+    family,
+    instanceType,
+    capacityType,
+    clusterName,
+    clusterEndpoint,
+    caBundle,
+    clusterCIDR,
+    dnsIP,
+    labels: nodeClaimLabels(nodePool, nodeClass, instanceType),
+    taints: [...(template.taints ?? []), ...(template.startupTaints ?? [])],
+  };
+}
+
+/** Renders the userData, turning a UserDataError into a message that names the EC2NodeClass. */
+export function renderOfflineUserData(launch: OfflineLaunch, io: IO): string {
+  const { nodeClass } = launch;
+  if (launch.family === 'Bottlerocket') {
+    for (const key of droppedKubernetesSettings(nodeClass.spec.userData)) {
+      io.stderr.write(
+        `note: EC2NodeClass/${nodeClass.metadata.name}: spec.userData: settings.kubernetes.${key} is not a known Bottlerocket setting and is dropped\n`,
+      );
+    }
+  }
+  const brVersion = launch.family === 'Bottlerocket' ? bottlerocketVersion(nodeClass) : undefined;
+  try {
+    return renderUserData({
+      family: launch.family,
+      clusterName: launch.clusterName,
+      clusterEndpoint: launch.clusterEndpoint,
+      caBundle: launch.caBundle,
+      clusterCIDR: launch.clusterCIDR,
+      kubelet: filledKubelet(nodeClass, launch.instanceType, launch.dnsIP),
+      taints: launch.taints,
+      labels: launch.labels,
+      capacityType: launch.capacityType,
+      ...(nodeClass.spec.instanceStorePolicy ? { instanceStorePolicy: nodeClass.spec.instanceStorePolicy } : {}),
+      ...(nodeClass.spec.userData !== undefined ? { customUserData: nodeClass.spec.userData } : {}),
+      ...(brVersion !== undefined ? { bottlerocketVersion: brVersion } : {}),
+    });
+  } catch (error) {
+    if (error instanceof UserDataError) throw new Error(`EC2NodeClass/${nodeClass.metadata.name}: ${error.message}`);
+    throw error;
+  }
+}
+
+export function clusterIsIPv6(launch: OfflineLaunch): boolean {
+  return isIPv6(launch.dnsIP);
+}
+
 export const userDataCommand: Command = {
   name: 'userdata',
-  summary: 'not implemented yet',
-  usage: 'Usage: karpless userdata\n',
-  async run(_args, io) {
-    io.stderr.write('karpless userdata: not implemented yet\n');
-    return 1;
+  summary: 'print the userData a node would boot with (offline)',
+  usage: `Usage: karpless userdata --manifests PATH --nodepool NAME --instance-type TYPE --capacity-type spot|on-demand
+         --cluster-name NAME --cluster-endpoint URL --cluster-ca BASE64 --cluster-cidr CIDR [flags]
+
+Prints the decoded userData Karpenter v1 would generate for one node, without calling AWS.
+
+${LAUNCH_FLAGS_USAGE}`,
+  async run(args, io) {
+    const parsed = parseArgs(args, { values: LAUNCH_FLAGS });
+    if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+    const launch = resolveOfflineLaunch(parsed);
+    const userData = renderOfflineUserData(launch, io);
+    io.stdout.write(userData.endsWith('\n') || userData === '' ? userData : `${userData}\n`);
+    return 0;
   },
 };
