@@ -1,21 +1,46 @@
-// Dispatches `karpless <command> …` to the command modules.
+// Dispatches `karpless <command> …` to the command modules. Commands load lazily so that a quick
+// command does not pay for compiling and importing every other one (the AWS SDK, the catalog).
 
 import type { Command, IO } from './command';
 import { UsageError } from './command';
-import { convertCommand } from './commands/convert';
-import { launchTemplateCommand } from './commands/launch-template';
-import { planCommand } from './commands/plan';
-import { statusCommand } from './commands/status';
-import { userDataCommand } from './commands/userdata';
-import { validateCommand } from './commands/validate';
 
-export const commands: readonly Command[] = [
-  validateCommand,
-  convertCommand,
-  planCommand,
-  statusCommand,
-  userDataCommand,
-  launchTemplateCommand,
+interface CommandEntry {
+  name: string;
+  summary: string;
+  load(): Promise<Command>;
+}
+
+export const commands: readonly CommandEntry[] = [
+  {
+    name: 'validate',
+    summary: 'check Karpenter v1 manifests as the API server would',
+    load: async () => (await import('./commands/validate')).validateCommand,
+  },
+  {
+    name: 'convert',
+    summary: 'convert v1beta1 NodePools and EC2NodeClasses to v1',
+    load: async () => (await import('./commands/convert')).convertCommand,
+  },
+  {
+    name: 'plan',
+    summary: 'dry run: which nodes would be launched for these pods, at what price, and why a pod fits nowhere',
+    load: async () => (await import('./commands/plan')).planCommand,
+  },
+  {
+    name: 'status',
+    summary: 'resolve EC2NodeClasses against AWS and show their readiness conditions',
+    load: async () => (await import('./commands/status')).statusCommand,
+  },
+  {
+    name: 'userdata',
+    summary: 'print the userData a node would boot with (offline)',
+    load: async () => (await import('./commands/userdata')).userDataCommand,
+  },
+  {
+    name: 'launch-template',
+    summary: 'print the CreateLaunchTemplate request for a node (offline)',
+    load: async () => (await import('./commands/launch-template')).launchTemplateCommand,
+  },
 ];
 
 export function usage(): string {
@@ -30,11 +55,12 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
     io[name === undefined ? 'stderr' : 'stdout'].write(usage());
     return name === undefined ? 2 : 0;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) {
     io.stderr.write(`karpless: unknown command "${name}"\n\n${usage()}`);
     return 2;
   }
+  const command = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     io.stdout.write(command.usage);
     return 0;
