@@ -1,0 +1,74 @@
+// The scheduling core: pending pods + NodePools + instance types → NodeClaims to launch (pure).
+
+import type { Pod } from '../apis/core/v1';
+import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../apis/v1/types';
+import type { InstanceType, Offering, Resources } from '../instancetypes/types';
+import { Packer } from './packer';
+
+/** A real node, or an in-flight NodeClaim not yet registered. */
+export interface ExistingNode {
+  name: string;
+  /** Including zone, capacity-type, instance-type, hostname and nodepool. */
+  labels: Record<string, string>;
+  taints: Taint[];
+  allocatable: Resources;
+  /** Pods already bound or nominated there: they count against capacity and topology. */
+  pods: Pod[];
+  inFlight?: boolean;
+}
+
+export interface SchedulingInput {
+  /** Pending pods to place. */
+  pods: Pod[];
+  /** Validated and defaulted. */
+  nodePools: NodePool[];
+  /** NodePool name → instance types resolved against its EC2NodeClass. */
+  instanceTypes: Record<string, InstanceType[]>;
+  /** One pod template per DaemonSet: overhead on every claim where it would run. */
+  daemonSets?: Pod[];
+  existingNodes?: ExistingNode[];
+  /** Resources already used per NodePool, counted against its limits. */
+  nodePoolUsage?: Record<string, Resources>;
+}
+
+export interface PlannedNodeClaim {
+  nodePool: string;
+  /** NodePool requirements narrowed by the pods. */
+  requirements: NodeSelectorRequirementWithMinValues[];
+  /** Every one fits every pod; sorted by cheapest available offering. */
+  instanceTypes: InstanceType[];
+  /** The cheapest available compatible offering. */
+  offering: Offering & { instanceType: string };
+  pods: Pod[];
+  /** Pods + DaemonSet overhead. */
+  requests: Resources;
+}
+
+export interface UnschedulablePod {
+  pod: Pod;
+  reasons: string[];
+}
+
+export interface SchedulingResult {
+  nodeClaims: PlannedNodeClaim[];
+  /** Pods placed on existing or in-flight capacity. */
+  existingNodes: { name: string; pods: Pod[] }[];
+  unschedulable: UnschedulablePod[];
+  /** Sum of the nodeClaims' offering prices, USD/hour. */
+  totalPrice: number;
+}
+
+/** "namespace/name", namespace defaulting to "default". */
+export function podKey(pod: Pod): string {
+  return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+}
+
+/** Decides which NodeClaims to launch for the pending pods (Karpenter's Scheduler.Solve). Pure. */
+export function solve(input: SchedulingInput): SchedulingResult {
+  return new Packer(input).solve();
+}
+
+export type { Requirement } from './requirements';
+export { Requirements, requirementFrom } from './requirements';
+export { podRequests } from './resources';
+export { formatTaint, tolerates, untoleratedTaint } from './taints';

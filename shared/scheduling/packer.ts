@@ -1,0 +1,1553 @@
+// The packer: pending pods → NodeClaims, following Karpenter's Scheduler.Solve (existing capacity first,
+// then claims planned in this run, then a new claim from the first NodePool by weight), with two
+// departures that make it cheap and fast:
+//  - Pods that share a scheduling shape form one class and are placed as a batch: a node takes as many
+//    of them as fit in one step, and per-class cursors skip nodes that already refused the class
+//    (refusals are permanent: capacity and requirements only shrink, topology counts only grow).
+//  - A new claim is capped at the instance type with the lowest price per packed pod for the pending
+//    mix, filled first-fit largest-first, and only at the end given every type that fits what it holds,
+//    cheapest first, so the tail claims shrink to the smallest type that fits.
+
+import type { Pod } from '../apis/core/v1';
+import { parseQuantity } from '../apis/quantity';
+import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../apis/v1/types';
+import type { InstanceType, Offering, Resources } from '../instancetypes/types';
+import type { ExistingNode, PlannedNodeClaim, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
+import {
+  allows,
+  describeRequirement,
+  doesNotExist,
+  intersect,
+  isEmpty,
+  isWellKnownLabel,
+  LABEL_CAPACITY_TYPE,
+  LABEL_HOSTNAME,
+  LABEL_INSTANCE_TYPE,
+  LABEL_NODEPOOL,
+  LABEL_ZONE,
+  LABEL_ZONE_ID,
+  type Requirement,
+  Requirements,
+  requirementFrom,
+  requirementIn,
+} from './requirements';
+import { CPU, MEMORY, PODS, podRequests } from './resources';
+import { formatTaint, untoleratedTaint } from './taints';
+import { affinityTerm, describeTerm, spreadTerm, type TopologyTerm, termMatches } from './topology';
+
+// ---------------------------------------------------------------------------------------------
+// Resources as dense vectors over the few resource names that matter in one solve.
+
+class Dims {
+  readonly names: string[] = [CPU, MEMORY, PODS];
+  readonly index = new Map<string, number>(this.names.map((n, i) => [n, i]));
+  add(name: string): void {
+    if (!this.index.has(name)) {
+      this.index.set(name, this.names.length);
+      this.names.push(name);
+    }
+  }
+  vector(resources: Resources | undefined): Float64Array {
+    const v = new Float64Array(this.names.length);
+    if (resources)
+      for (const [name, value] of Object.entries(resources)) {
+        const i = this.index.get(name);
+        if (i !== undefined) v[i] = value;
+      }
+    return v;
+  }
+  toResources(v: Float64Array): Resources {
+    const out: Resources = {};
+    for (let i = 0; i < v.length; i++) if (v[i]! > 0) out[this.names[i]!] = v[i]!;
+    return out;
+  }
+}
+
+function formatAmount(resource: string, value: number): string {
+  if (resource === CPU) return `${+(value / 1000).toFixed(3)} cpu`;
+  if (resource === MEMORY || resource === 'ephemeral-storage' || resource.endsWith('memory')) {
+    const gib = value / 2 ** 30;
+    return gib >= 1 ? `${+gib.toFixed(1)} GiB ${resource}` : `${Math.ceil(value / 2 ** 20)} MiB ${resource}`;
+  }
+  return `${value} ${resource}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// State
+
+interface TypeInfo {
+  it: InstanceType;
+  alloc: Float64Array;
+  capacity: Float64Array;
+}
+
+interface PricedType {
+  t: TypeInfo;
+  price: number;
+  offering: Offering;
+}
+
+interface PoolState {
+  index: number;
+  name: string;
+  pool: NodePool;
+  domain: Requirements;
+  taints: Taint[];
+  types: TypeInfo[];
+  /** Remaining limits per dim (Infinity when unlimited) and in nodes. */
+  remaining: Float64Array;
+  limit: Float64Array;
+  nodesRemaining: number;
+  nodesLimit: number;
+  limited: boolean;
+  hasMinValues: boolean;
+  compatMemo: Map<number, PricedType[]>;
+  frontierMemo: Map<string, TypeInfo[]>;
+  dsMemo: Map<number, Float64Array>;
+  describe: string;
+}
+
+interface Group {
+  id: number;
+  term: TopologyTerm;
+  key: string;
+  host: boolean;
+  counts: Map<string, number>;
+  owners: Map<string, number>;
+  nodesWithMatches: NodeState[];
+  total: number;
+  example?: string;
+  ownerExample?: string;
+}
+
+interface OwnTerm {
+  group: Group;
+  kind: 'spread' | 'affinity' | 'antiAffinity';
+  maxSkew: number;
+  minDomains: number;
+  self: boolean;
+}
+
+interface NodeState {
+  index: number;
+  name: string;
+  existing?: ExistingNode;
+  labels?: Record<string, string>;
+  taints?: Taint[];
+  pool?: PoolState;
+  reqs: Requirements;
+  reqsId: number;
+  capPrice: number;
+  frontier: TypeInfo[];
+  alloc?: Float64Array;
+  used: Float64Array;
+  ds: Float64Array;
+  charged?: Float64Array;
+  pods: Pod[];
+  counts: Int32Array;
+  owners: Int32Array;
+}
+
+interface PodClass {
+  id: number;
+  pods: Pod[];
+  namespace: string;
+  labels: Record<string, string>;
+  spec: Pod['spec'];
+  first: Pod;
+  req: Float64Array;
+  cpu: number;
+  memory: number;
+  matched: Group[];
+  inverse: Group[];
+  variants: Variant[];
+  relax: RelaxState | undefined;
+  /** Everything but the requests: classes with one signature are packed together, in proportion. */
+  signature: string;
+}
+
+interface RelaxState {
+  term: number;
+  prefAffinity: number;
+  prefAnti: number;
+  prefNode: number;
+  softSpread: number;
+  tolerateSoft: boolean;
+}
+
+interface StaticFit {
+  reason?: string;
+  reqs?: Requirements;
+  reqsId?: number;
+}
+
+interface Variant {
+  id: number;
+  cls: PodClass;
+  reqs: Requirements;
+  tolerateSoft: boolean;
+  own: OwnTerm[];
+  ownedAnti: Group[];
+  pinKeys: string[];
+  hostAffinity: OwnTerm | undefined;
+  staticFits: (StaticFit | undefined)[];
+  domains: Map<string, string[]>;
+  cursors: Map<string, { e: number; c: number }>;
+  /** The variant's requirements pinned to each target domain set, interned. */
+  targetReqs: Map<string, { reqs: Requirements; id: number }>;
+  poolReasons: (string | undefined)[];
+  topologyReason?: string | undefined;
+  relaxation: string | undefined;
+}
+
+/** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
+const ROUNDS_PER_NODE = 4;
+
+/** Relative price-per-pod slack within which the larger instance type is preferred. */
+const EFFICIENCY_TOLERANCE = 0.005;
+
+/** Kubelet's default, for nodes whose allocatable omits pods. */
+const DEFAULT_MAX_PODS = 110;
+
+const NO_POOLS_REASON = 'no NodePools: add a NodePool (karpenter.sh/v1) whose requirements and taints allow this pod';
+
+// ---------------------------------------------------------------------------------------------
+
+export class Packer {
+  private readonly dims = new Dims();
+  private readonly pools: PoolState[] = [];
+  private readonly typeKeys = new Set<string>();
+  private readonly groups: Group[] = [];
+  private readonly groupByKey = new Map<string, Group>();
+  private readonly existing: NodeState[] = [];
+  private readonly claims: NodeState[] = [];
+  private readonly reqsIds = new Map<string, number>();
+  private readonly reqsById: Requirements[] = [];
+  private readonly mergeMemo = new Map<string, { id: number; conflict?: Requirement } | null>();
+  private readonly daemonSets: { pod: Pod; reqs: Requirements; req: Float64Array }[] = [];
+  private classes: PodClass[] = [];
+  private variantCount = 0;
+  private demand = new Float64Array(0);
+  private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
+
+  constructor(private readonly input: SchedulingInput) {}
+
+  solve(): SchedulingResult {
+    this.prepare();
+    const failedByClass = new Map<PodClass, { cls: PodClass; pods: Pod[]; variant: Variant }>();
+    for (const group of this.signatureGroups()) {
+      // Classes that differ only in their requests are packed in interleaved rounds, so every node
+      // receives the group's mix (cpu-heavy and memory-heavy pods together) instead of one shape
+      // exhausting one resource while stranding the other.
+      const rounds = this.rounds(group);
+      for (let round = 0; round < rounds; round++) {
+        for (const cls of group) {
+          const n = cls.pods.length;
+          const from = Math.floor((round * n) / rounds);
+          const to = Math.floor(((round + 1) * n) / rounds);
+          if (to <= from) continue;
+          const result = this.placeClass(cls, from === 0 && to === n ? cls.pods : cls.pods.slice(from, to));
+          if (result.pods.length === 0) continue;
+          const f = failedByClass.get(cls);
+          if (f) {
+            f.pods.push(...result.pods);
+            f.variant = result.variant;
+          } else failedByClass.set(cls, { cls, ...result });
+        }
+      }
+    }
+    const failed = [...failedByClass.values()];
+    // Pods whose affinity targets were planned after them get another chance, as Karpenter's queue
+    // retries until a pass makes no progress.
+    let progress = failed.length > 0;
+    while (progress) {
+      progress = false;
+      for (const f of failed) {
+        if (f.pods.length === 0) continue;
+        const before = f.pods.length;
+        const result = this.placeClass(f.cls, f.pods);
+        f.pods = result.pods;
+        f.variant = result.variant;
+        if (f.pods.length < before) progress = true;
+      }
+    }
+    const unschedulable: UnschedulablePod[] = [];
+    for (const f of failed) {
+      if (f.pods.length === 0) continue;
+      const reasons = this.reasons(f.variant);
+      for (const pod of f.pods) unschedulable.push({ pod, reasons });
+    }
+    const order = new Map(this.input.pods.map((p, i) => [p, i]));
+    unschedulable.sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
+    const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => this.finalize(c));
+    const existingNodes = this.existing.filter((n) => n.pods.length > 0).map((n) => ({ name: n.name, pods: n.pods }));
+    const totalPrice = nodeClaims.reduce((sum, c) => sum + c.offering.price, 0);
+    return { nodeClaims, existingNodes, unschedulable, totalPrice };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Preparation
+
+  private prepare(): void {
+    const { input, dims } = this;
+    type SpecInfo = { key: string; sig: string; req: Resources; terms: TopologyTerm[] };
+    const specInfo = new Map<Pod['spec'], SpecInfo>();
+    const byResources = new Map<string, Resources>();
+    const bySig = new Map<string, TopologyTerm[]>();
+    const selectorKeys = new Set<string>();
+    const infoOf = (pod: Pod): SpecInfo => {
+      let info = specInfo.get(pod.spec);
+      if (!info) {
+        const s = pod.spec;
+        const resKey = JSON.stringify([
+          s.containers.map((c) => c.resources ?? null),
+          s.initContainers?.map((c) => [c.resources ?? null, c.restartPolicy ?? null]) ?? null,
+          s.overhead ?? null,
+        ]);
+        const sig = JSON.stringify([
+          s.nodeSelector ?? null,
+          s.affinity ?? null,
+          s.tolerations ?? null,
+          s.topologySpreadConstraints ?? null,
+        ]);
+        let req = byResources.get(resKey);
+        if (!req) {
+          req = podRequests(pod);
+          byResources.set(resKey, req);
+        }
+        // matchLabelKeys read the pod's own labels, so such terms cannot be shared between pods.
+        let terms = sig.includes('"matchLabelKeys"') ? undefined : bySig.get(sig);
+        if (!terms) {
+          terms = this.podTerms(pod);
+          bySig.set(sig, terms);
+          for (const t of terms) for (const k of t.selector.keys) selectorKeys.add(k);
+        }
+        info = { key: `${resKey}\u0000${sig}`, sig, req, terms };
+        specInfo.set(pod.spec, info);
+      }
+      return info;
+    };
+    for (const pod of input.pods) for (const name of Object.keys(infoOf(pod).req)) dims.add(name);
+    const dsReqs = (input.daemonSets ?? []).map((pod) => {
+      const req = podRequests(pod);
+      for (const name of Object.keys(req)) if (name !== PODS) dims.add(name);
+      return req;
+    });
+    for (const pool of input.nodePools) {
+      for (const name of Object.keys(pool.spec.limits ?? {})) if (name !== 'nodes') dims.add(name);
+    }
+    // matchLabelKeys (pod-template-hash …) are part of the selector text, so the class key covers them.
+    for (const node of input.existingNodes ?? []) {
+      for (const pod of node.pods)
+        for (const t of this.podTerms(pod)) for (const k of t.selector.keys) selectorKeys.add(k);
+    }
+
+    this.daemonSets.push(
+      ...(input.daemonSets ?? []).map((pod, i) => {
+        const req = { ...dsReqs[i]! };
+        return { pod, reqs: this.podBaseRequirements(pod, 0), req: dims.vector(req) };
+      }),
+    );
+
+    // Pools by weight, then name (OrderByWeight).
+    const pools = [...input.nodePools].sort(
+      (a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || cmp(a.metadata.name, b.metadata.name),
+    );
+    for (const it of Object.values(input.instanceTypes).flat())
+      for (const k of Object.keys(it.labels)) this.typeKeys.add(k);
+    for (const [index, pool] of pools.entries()) this.pools.push(this.poolState(pool, index));
+
+    // Classes.
+    const byKey = new Map<string, PodClass>();
+    const labelKeys = [...selectorKeys].sort();
+    for (const pod of input.pods) {
+      const info = infoOf(pod);
+      const namespace = pod.metadata.namespace ?? 'default';
+      const labels = pod.metadata.labels ?? {};
+      let labelPart = '';
+      for (const k of labelKeys) if (labels[k] !== undefined) labelPart += `\u0000${k}=${labels[k]}`;
+      const key = `${namespace}\u0000${info.key}${labelPart}`;
+      let cls = byKey.get(key);
+      if (!cls) {
+        const req = dims.vector(info.req);
+        cls = {
+          id: byKey.size,
+          pods: [],
+          namespace,
+          labels,
+          spec: pod.spec,
+          first: pod,
+          req,
+          cpu: req[0]!,
+          memory: req[1]!,
+          matched: [],
+          inverse: [],
+          variants: [],
+          relax: undefined,
+          signature: `${namespace}\u0000${info.sig}${labelPart}`,
+        };
+        byKey.set(key, cls);
+        for (const t of info.terms) this.group(t);
+      }
+      cls.pods.push(pod);
+    }
+    this.classes = [...byKey.values()].sort((a, b) => b.cpu - a.cpu || b.memory - a.memory || a.id - b.id);
+
+    // Mean demand per pod, for choosing the most price-efficient instance type.
+    this.demand = new Float64Array(dims.names.length);
+    let count = 0;
+    for (const cls of this.classes) {
+      for (let r = 0; r < this.demand.length; r++) this.demand[r]! += cls.req[r]! * cls.pods.length;
+      count += cls.pods.length;
+    }
+    if (count > 0) for (let r = 0; r < this.demand.length; r++) this.demand[r]! /= count;
+
+    // Existing nodes, initialized ones first, then by name.
+    const nodes = [...(input.existingNodes ?? [])].sort(
+      (a, b) => Number(a.inFlight ?? false) - Number(b.inFlight ?? false) || cmp(a.name, b.name),
+    );
+    for (const node of nodes)
+      for (const pod of node.pods)
+        for (const t of this.podTerms(pod)) {
+          if (t.kind === 'antiAffinity' && !this.isPreferred(pod, t)) this.group(t);
+        }
+    for (const cls of this.classes) {
+      for (const g of this.groups) {
+        if (!termMatches(g.term, cls.namespace, cls.labels)) continue;
+        cls.matched.push(g);
+        if (g.term.kind === 'antiAffinity') cls.inverse.push(g);
+      }
+    }
+    for (const node of nodes) {
+      const state: NodeState = {
+        index: this.existing.length,
+        name: node.name,
+        existing: node,
+        labels: node.labels,
+        taints: node.taints,
+        reqs: new Requirements(),
+        reqsId: -1,
+        capPrice: 0,
+        frontier: [],
+        alloc: dims.vector({ [PODS]: DEFAULT_MAX_PODS, ...node.allocatable }),
+        used: new Float64Array(dims.names.length),
+        ds: new Float64Array(dims.names.length),
+        pods: [],
+        counts: new Int32Array(this.groups.length),
+        owners: new Int32Array(this.groups.length),
+      };
+      this.existing.push(state);
+      for (const pod of node.pods) {
+        const req = dims.vector(podRequests(pod));
+        for (let r = 0; r < req.length; r++) state.used[r]! += req[r]!;
+        const namespace = pod.metadata.namespace ?? 'default';
+        const labels = pod.metadata.labels ?? {};
+        for (const g of this.groups) {
+          if (termMatches(g.term, namespace, labels)) this.count(g, state, 1, podName(pod));
+        }
+        for (const t of this.podTerms(pod)) {
+          const g = this.groupByKey.get(t.key);
+          if (g && t.kind === 'antiAffinity' && !this.isPreferred(pod, t)) this.own(g, state, 1, podName(pod));
+        }
+      }
+    }
+  }
+
+  /** Classes by signature, each list and the lists largest-first (Karpenter's queue order). */
+  private signatureGroups(): PodClass[][] {
+    const groups = new Map<string, PodClass[]>();
+    for (const cls of this.classes) {
+      const list = groups.get(cls.signature);
+      if (list) list.push(cls);
+      else groups.set(cls.signature, [cls]);
+    }
+    return [...groups.values()];
+  }
+
+  /** About four rounds per node the group would fill on the most price-efficient instance type. */
+  private rounds(group: PodClass[]): number {
+    if (group.length === 1) return 1;
+    let largest = 0;
+    const total = new Float64Array(this.dims.names.length);
+    for (const cls of group) {
+      largest = Math.max(largest, cls.pods.length);
+      for (let r = 0; r < total.length; r++) total[r]! += cls.req[r]! * cls.pods.length;
+    }
+    const ref = this.referenceAlloc();
+    let nodes = 0;
+    for (let r = 0; r < total.length; r++)
+      if (total[r]! > 0 && ref[r]! > 0) nodes = Math.max(nodes, total[r]! / ref[r]!);
+    return Math.max(1, Math.min(largest, Math.ceil(nodes * ROUNDS_PER_NODE)));
+  }
+
+  private referenceAllocCache: Float64Array | undefined;
+
+  private referenceAlloc(): Float64Array {
+    if (this.referenceAllocCache) return this.referenceAllocCache;
+    let best: Float64Array = new Float64Array(this.dims.names.length).fill(Number.POSITIVE_INFINITY);
+    let bestCost = Number.POSITIVE_INFINITY;
+    const none = new Float64Array(this.dims.names.length);
+    for (const pool of this.pools) {
+      for (const p of this.compatible(pool, this.intern(pool.domain))) {
+        const cost = p.price / this.units(p.t.alloc, none);
+        if (cost < bestCost) {
+          bestCost = cost;
+          best = p.t.alloc;
+        }
+      }
+    }
+    this.referenceAllocCache = best;
+    return best;
+  }
+
+  private isPreferred(pod: Pod, t: TopologyTerm): boolean {
+    const required = pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
+    return !required.some((r) => affinityTerm(pod, r, 'antiAffinity').key === t.key);
+  }
+
+  private podTerms(pod: Pod): TopologyTerm[] {
+    const a = pod.spec.affinity;
+    const terms: TopologyTerm[] = [];
+    for (const t of a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
+      terms.push(affinityTerm(pod, t, 'affinity'));
+    }
+    for (const t of a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) {
+      terms.push(affinityTerm(pod, t.podAffinityTerm, 'affinity'));
+    }
+    for (const t of a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
+      terms.push(affinityTerm(pod, t, 'antiAffinity'));
+    }
+    for (const t of a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) {
+      terms.push(affinityTerm(pod, t.podAffinityTerm, 'antiAffinity'));
+    }
+    for (const c of pod.spec.topologySpreadConstraints ?? []) terms.push(spreadTerm(pod, c));
+    return terms;
+  }
+
+  private group(term: TopologyTerm): Group {
+    let g = this.groupByKey.get(term.key);
+    if (!g) {
+      g = {
+        id: this.groups.length,
+        term,
+        key: term.topologyKey,
+        host: term.topologyKey === LABEL_HOSTNAME,
+        counts: new Map(),
+        owners: new Map(),
+        nodesWithMatches: [],
+        total: 0,
+      };
+      this.groups.push(g);
+      this.groupByKey.set(term.key, g);
+    }
+    return g;
+  }
+
+  private poolState(pool: NodePool, index: number): PoolState {
+    const { dims } = this;
+    const name = pool.metadata.name;
+    const list = pool.spec.template.spec.requirements.map(requirementFrom);
+    for (const [k, v] of Object.entries(pool.spec.template.metadata?.labels ?? {})) list.push(requirementIn(k, v));
+    list.push(requirementIn(LABEL_NODEPOOL, name));
+    const limit = new Float64Array(dims.names.length).fill(Number.POSITIVE_INFINITY);
+    let nodesLimit = Number.POSITIVE_INFINITY;
+    for (const [resource, quantity] of Object.entries(pool.spec.limits ?? {})) {
+      const value = parseQuantity(quantity);
+      if (resource === 'nodes') nodesLimit = value;
+      else limit[dims.index.get(resource)!] = resource === CPU ? value * 1000 : value;
+    }
+    const used = dims.vector(this.input.nodePoolUsage?.[name]);
+    const remaining = limit.map((l, i) => l - used[i]!);
+    const usedNodes = this.input.nodePoolUsage?.[name]?.nodes ?? 0;
+    const types = (this.input.instanceTypes[name] ?? []).map((it) => this.typeInfo(it));
+    return {
+      index,
+      name,
+      pool,
+      domain: Requirements.from(list),
+      taints: pool.spec.template.spec.taints ?? [],
+      types,
+      remaining,
+      limit,
+      nodesRemaining: nodesLimit - usedNodes,
+      nodesLimit,
+      limited: nodesLimit !== Number.POSITIVE_INFINITY || limit.some((l) => l !== Number.POSITIVE_INFINITY),
+      hasMinValues: pool.spec.template.spec.requirements.some((r) => r.minValues !== undefined),
+      compatMemo: new Map(),
+      frontierMemo: new Map(),
+      dsMemo: new Map(),
+      describe: describePool(pool.spec.template.spec.requirements),
+    };
+  }
+
+  private typeInfo(it: InstanceType): TypeInfo {
+    let t = this.typeInfoCache.get(it);
+    if (!t) {
+      t = { it, alloc: this.dims.vector(it.allocatable), capacity: this.dims.vector(it.capacity) };
+      this.typeInfoCache.set(it, t);
+    }
+    return t;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Requirements, interned
+
+  private intern(reqs: Requirements): number {
+    const key = reqs.key;
+    let id = this.reqsIds.get(key);
+    if (id === undefined) {
+      id = this.reqsById.length;
+      this.reqsIds.set(key, id);
+      this.reqsById.push(reqs);
+    }
+    return id;
+  }
+
+  private isTypeKey(key: string): boolean {
+    return isWellKnownLabel(key) || this.typeKeys.has(key);
+  }
+
+  /**
+   * Node-side requirements ∩ pod-side. A key the node side does not define and no instance type
+   * provides will be absent on the node, so the pod must accept its absence.
+   */
+  private merge(nodeId: number, pod: Requirements, podId: number): { id: number; conflict?: Requirement } | null {
+    const memoKey = `${nodeId}:${podId}`;
+    const hit = this.mergeMemo.get(memoKey);
+    if (hit !== undefined) return hit;
+    const node = this.reqsById[nodeId]!;
+    const map = new Map(node.byKey);
+    let result: { id: number; conflict?: Requirement } | null = null;
+    let conflict: Requirement | undefined;
+    for (const r of pod.byKey.values()) {
+      const base = map.get(r.key) ?? (this.isTypeKey(r.key) ? undefined : doesNotExist(r.key));
+      const next = base ? intersect(base, r) : r;
+      if (isEmpty(next)) {
+        conflict = r;
+        break;
+      }
+      map.set(r.key, next);
+    }
+    result = conflict ? { id: -1, conflict } : { id: this.intern(new Requirements(map)) };
+    this.mergeMemo.set(memoKey, result);
+    return result;
+  }
+
+  /** Instance types of the pool compatible with the requirements, with their cheapest offering. */
+  private compatible(pool: PoolState, reqsId: number): PricedType[] {
+    let list = pool.compatMemo.get(reqsId);
+    if (list) return list;
+    const reqs = this.reqsById[reqsId]!;
+    const zone = reqs.get(LABEL_ZONE);
+    const zoneId = reqs.get(LABEL_ZONE_ID);
+    const ct = reqs.get(LABEL_CAPACITY_TYPE);
+    const labelReqs = [...reqs.byKey.values()].filter(
+      (r) =>
+        r.key !== LABEL_ZONE &&
+        r.key !== LABEL_ZONE_ID &&
+        r.key !== LABEL_CAPACITY_TYPE &&
+        r.key !== LABEL_HOSTNAME &&
+        r.key !== LABEL_NODEPOOL &&
+        this.isTypeKey(r.key),
+    );
+    list = [];
+    for (const t of pool.types) {
+      if (!labelReqs.every((r) => allows(r, t.it.labels[r.key]))) continue;
+      let best: Offering | undefined;
+      for (const o of t.it.offerings) {
+        if (!o.available) continue;
+        if (zone && !allows(zone, o.zone)) continue;
+        if (ct && !allows(ct, o.capacityType)) continue;
+        if (zoneId && !allows(zoneId, o.zoneID)) continue;
+        if (!best || o.price < best.price) best = o;
+      }
+      if (best) list.push({ t, price: best.price, offering: best });
+    }
+    list.sort((a, b) => a.price - b.price || cmp(a.t.it.name, b.t.it.name));
+    pool.compatMemo.set(reqsId, list);
+    return list;
+  }
+
+  /** DaemonSet pods that would run on a node of these requirements (tolerate the taints, match). */
+  private daemonOverhead(pool: PoolState, reqsId: number): Float64Array {
+    let v = pool.dsMemo.get(reqsId);
+    if (v) return v;
+    v = new Float64Array(this.dims.names.length);
+    for (const ds of this.daemonSets) {
+      if (untoleratedTaint(ds.pod.spec.tolerations, pool.taints, false)) continue;
+      const merged = this.merge(reqsId, ds.reqs, this.intern(ds.reqs));
+      if (!merged || merged.conflict) continue;
+      if (this.compatible(pool, merged.id).length === 0) continue;
+      for (let r = 0; r < v.length; r++) v[r]! += ds.req[r]!;
+    }
+    pool.dsMemo.set(reqsId, v);
+    return v;
+  }
+
+  /** Non-dominated types (on every resource) among the compatible ones priced ≤ cap. */
+  private frontier(pool: PoolState, reqsId: number, capPrice: number): TypeInfo[] {
+    const key = `${reqsId}:${capPrice}`;
+    let f = pool.frontierMemo.get(key);
+    if (f) return f;
+    f = [];
+    for (const p of this.compatible(pool, reqsId)) {
+      if (p.price > capPrice) break;
+      const a = p.t.alloc;
+      if (f.some((q) => dominates(q.alloc, a))) continue;
+      f = f.filter((q) => !dominates(a, q.alloc));
+      f.push(p.t);
+    }
+    pool.frontierMemo.set(key, f);
+    return f;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Classes and relaxation
+
+  private podBaseRequirements(pod: Pod, termIndex: number): Requirements {
+    const list: Requirement[] = Object.entries(pod.spec.nodeSelector ?? {}).map(([k, v]) => requirementIn(k, v));
+    const terms =
+      pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    const term = terms[termIndex];
+    for (const e of term?.matchExpressions ?? []) list.push(requirementFrom(e));
+    return Requirements.from(list);
+  }
+
+  private variant(cls: PodClass, level: number): Variant | undefined {
+    if (cls.variants[level]) return cls.variants[level];
+    const spec = cls.spec;
+    const a = spec.affinity;
+    const terms = a?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+    const prefNode = sortByWeight(a?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
+    const prefAff = sortByWeight(a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
+    const prefAnti = sortByWeight(a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
+    const spreads = spec.topologySpreadConstraints ?? [];
+    const soft = spreads.filter((s) => s.whenUnsatisfiable === 'ScheduleAnyway');
+    let relaxation: string | undefined;
+    let state: RelaxState;
+    if (level === 0) {
+      state = { term: 0, prefAffinity: 0, prefAnti: 0, prefNode: 0, softSpread: 0, tolerateSoft: false };
+    } else {
+      const prev = cls.relax!;
+      state = { ...prev };
+      if (state.term < terms.length - 1) {
+        state.term++;
+        relaxation = 'dropped a required node affinity term';
+      } else if (state.prefAffinity < prefAff.length) {
+        state.prefAffinity++;
+        relaxation = 'dropped a preferred pod affinity term';
+      } else if (state.prefAnti < prefAnti.length) {
+        state.prefAnti++;
+        relaxation = 'dropped a preferred pod anti-affinity term';
+      } else if (state.prefNode < prefNode.length) {
+        state.prefNode++;
+        relaxation = 'dropped a preferred node affinity term';
+      } else if (state.softSpread < soft.length) {
+        state.softSpread++;
+        relaxation = 'dropped a ScheduleAnyway topology spread';
+      } else if (!state.tolerateSoft) {
+        state.tolerateSoft = true;
+        relaxation = 'tolerated PreferNoSchedule taints';
+      } else return undefined;
+    }
+    cls.relax = state;
+    let reqs = this.podBaseRequirements(cls.first, state.term);
+    const preferred = prefNode[state.prefNode];
+    for (const e of preferred?.preference.matchExpressions ?? []) reqs = reqs.add(requirementFrom(e));
+    const own: OwnTerm[] = [];
+    const ownedAnti: Group[] = [];
+    const pod = cls.first;
+    const addOwn = (t: TopologyTerm, maxSkew = 0, minDomains = 0) => {
+      const group = this.group(t);
+      const self = termMatches(t, cls.namespace, cls.labels);
+      own.push({ group, kind: t.kind, maxSkew, minDomains, self });
+      return group;
+    };
+    for (const t of a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
+      addOwn(affinityTerm(pod, t, 'affinity'));
+    }
+    for (const t of prefAff.slice(state.prefAffinity)) addOwn(affinityTerm(pod, t.podAffinityTerm, 'affinity'));
+    for (const t of a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
+      ownedAnti.push(addOwn(affinityTerm(pod, t, 'antiAffinity')));
+    }
+    for (const t of prefAnti.slice(state.prefAnti)) addOwn(affinityTerm(pod, t.podAffinityTerm, 'antiAffinity'));
+    const softKept = new Set(soft.slice(state.softSpread));
+    for (const c of spreads) {
+      if (c.whenUnsatisfiable === 'ScheduleAnyway' && !softKept.has(c)) continue;
+      addOwn(spreadTerm(pod, c), c.maxSkew, c.minDomains ?? 0);
+    }
+    const pinKeys = new Set<string>();
+    for (const o of own) if (!o.group.host) pinKeys.add(o.group.key);
+    for (const g of cls.matched) if (!g.host) pinKeys.add(g.key);
+    const v: Variant = {
+      id: this.variantCount++,
+      cls,
+      reqs,
+      tolerateSoft: state.tolerateSoft,
+      own,
+      ownedAnti,
+      pinKeys: [...pinKeys].sort(),
+      hostAffinity: own.find((o) => o.kind === 'affinity' && o.group.host),
+      staticFits: [],
+      domains: new Map(),
+      cursors: new Map(),
+      targetReqs: new Map(),
+      poolReasons: [],
+      relaxation,
+    };
+    cls.variants[level] = v;
+    return v;
+  }
+
+  private placeClass(cls: PodClass, pods: Pod[]): { pods: Pod[]; variant: Variant } {
+    let level = 0;
+    let variant = this.variant(cls, 0)!;
+    let remaining = pods;
+    for (;;) {
+      remaining = this.placeRun(variant, remaining);
+      if (remaining.length === 0) break;
+      const next = this.variant(cls, level + 1);
+      if (!next) break;
+      variant = next;
+      level++;
+    }
+    return { pods: remaining, variant };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Static fit of a variant to a pool (cached), with the reason a person can act on
+
+  private staticFit(v: Variant, pool: PoolState): StaticFit {
+    let fit = v.staticFits[pool.index];
+    if (fit) return fit;
+    fit = this.computeStaticFit(v, pool);
+    v.staticFits[pool.index] = fit;
+    return fit;
+  }
+
+  private computeStaticFit(v: Variant, pool: PoolState): StaticFit {
+    const prefix = `NodePool ${pool.name}: `;
+    const taint = untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft);
+    if (taint) return { reason: `${prefix}taint ${formatTaint(taint)} not tolerated` };
+    const poolId = this.intern(pool.domain);
+    const merged = this.merge(poolId, v.reqs, this.intern(v.reqs))!;
+    if (merged.conflict) {
+      const r = merged.conflict;
+      const own = pool.domain.get(r.key);
+      const allowsText = own
+        ? `allows ${describeRequirement(own)}`
+        : `label ${r.key} is not set by NodePool ${pool.name} or its instance types`;
+      return { reason: `${prefix}requirement ${describeRequirement(r)} conflicts with NodePool (${allowsText})` };
+    }
+    const compat = this.compatible(pool, merged.id);
+    if (compat.length === 0) return { reason: prefix + this.explainNoType(v, pool, poolId) };
+    const ds = this.daemonOverhead(pool, merged.id);
+    const req = v.cls.req;
+    if (!compat.some((p) => fitsOne(p.t.alloc, ds, req))) {
+      return { reason: prefix + this.explainNoFit(v, pool, compat, ds) };
+    }
+    return { reqs: this.reqsById[merged.id]!, reqsId: merged.id };
+  }
+
+  private explainNoType(v: Variant, pool: PoolState, poolId: number): string {
+    const base = this.compatible(pool, poolId);
+    if (pool.types.length === 0) return 'has no instance types (check its EC2NodeClass)';
+    if (base.length === 0) return 'no instance type matches the NodePool requirements or has an available offering';
+    for (const r of v.reqs.byKey.values()) {
+      if (!this.isTypeKey(r.key) || r.key === LABEL_HOSTNAME) continue;
+      const values = new Set<string>();
+      for (const p of base) {
+        if (r.key === LABEL_ZONE || r.key === LABEL_CAPACITY_TYPE || r.key === LABEL_ZONE_ID) {
+          for (const o of p.t.it.offerings) {
+            if (!o.available) continue;
+            const value = r.key === LABEL_ZONE ? o.zone : r.key === LABEL_CAPACITY_TYPE ? o.capacityType : o.zoneID;
+            if (value !== undefined) values.add(value);
+          }
+        } else {
+          const value = p.t.it.labels[r.key];
+          if (value !== undefined) values.add(value);
+        }
+      }
+      if (![...values].some((value) => allows(r, value)) && !(r.absent && values.size < base.length)) {
+        const shown = [...values].sort(cmpNatural);
+        const list = shown.length > 12 ? `${shown.slice(0, 12).join(', ')}, …` : shown.join(', ');
+        return `requirement ${describeRequirement(r)} conflicts with NodePool (allows ${list || 'no value'})`;
+      }
+    }
+    return `no instance type satisfies ${[...v.reqs.byKey.values()].map(describeRequirement).join(', ')} together with the NodePool (${pool.describe || 'no requirements'})`;
+  }
+
+  private explainNoFit(v: Variant, pool: PoolState, compat: PricedType[], ds: Float64Array): string {
+    const req = v.cls.req;
+    const names = this.dims.names;
+    const withDs = ds.some((x, i) => x > 0 && req[i]! > 0) ? ' plus DaemonSet overhead' : '';
+    for (let r = 0; r < req.length; r++) {
+      if (req[r]! <= 0) continue;
+      let largest = 0;
+      for (const p of compat) largest = Math.max(largest, p.t.alloc[r]! - ds[r]!);
+      if (largest < req[r]!) {
+        const name = names[r]!;
+        const scope = pool.describe ? `, ${pool.describe}` : '';
+        if (largest <= 0) return `no instance type has ${name}${scope ? ` (${scope.slice(2)})` : ''}`;
+        return `no instance type has ${formatAmount(name, req[r]!)} allocatable${withDs} (largest allowed: ${formatAmount(name, largest).replace(` ${name}`, '')}${scope})`;
+      }
+    }
+    const wanted = [];
+    for (let r = 0; r < req.length; r++)
+      if (req[r]! > 0 && names[r] !== PODS) wanted.push(formatAmount(names[r]!, req[r]!));
+    return `no instance type has ${wanted.join(' and ')} allocatable at once${withDs}${pool.describe ? ` (${pool.describe})` : ''}`;
+  }
+
+  private reasons(v: Variant): string[] {
+    if (this.pools.length === 0 && this.existing.length === 0) return [NO_POOLS_REASON];
+    const out: string[] = [];
+    for (const pool of this.pools) {
+      const fit = this.staticFit(v, pool);
+      if (fit.reason) out.push(fit.reason);
+      else if (v.poolReasons[pool.index]) out.push(v.poolReasons[pool.index]!);
+      else if (v.topologyReason) out.push(`NodePool ${pool.name}: ${v.topologyReason}`);
+      else out.push(`NodePool ${pool.name}: no capacity left for this pod`);
+    }
+    if (this.pools.length === 0) out.push(NO_POOLS_REASON);
+    if (v.topologyReason && this.pools.length === 0) out.push(v.topologyReason);
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Topology: domains and target selection
+
+  private readonly domainsMemo = new Map<string, string[]>();
+
+  private domainsFor(v: Variant, key: string): string[] {
+    let d = v.domains.get(key);
+    if (d) return d;
+    // Variants with the same node selection and tolerations share their domains.
+    const shared = `${this.intern(v.reqs)}|${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}|${key}`;
+    d = this.domainsMemo.get(shared);
+    if (d) {
+      v.domains.set(key, d);
+      return d;
+    }
+    const values = new Set<string>();
+    // Domains follow node selection and taints only, never the pod's size (nodeAffinityPolicy Honor).
+    const podId = this.intern(v.reqs);
+    for (const pool of this.pools) {
+      if (untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft)) continue;
+      const merged = this.merge(this.intern(pool.domain), v.reqs, podId);
+      if (!merged || merged.conflict) continue;
+      for (const value of this.poolDomains(pool, merged.id, key)) values.add(value);
+    }
+    for (const n of this.existing) {
+      const value = n.labels![key];
+      if (value === undefined || !v.reqs.matchesLabels(n.labels!)) continue;
+      if (untoleratedTaint(v.cls.spec.tolerations, n.taints!, v.tolerateSoft)) continue;
+      values.add(value);
+    }
+    d = [...values].sort(cmp);
+    v.domains.set(key, d);
+    this.domainsMemo.set(shared, d);
+    return d;
+  }
+
+  private readonly poolDomainMemo = new Map<string, Set<string>>();
+
+  /** Values of `key` that a claim of the pool with these requirements could get. */
+  private poolDomains(pool: PoolState, reqsId: number, key: string): Set<string> {
+    const memoKey = `${pool.index}:${reqsId}:${key}`;
+    let values = this.poolDomainMemo.get(memoKey);
+    if (values) return values;
+    values = new Set<string>();
+    this.poolDomainMemo.set(memoKey, values);
+    {
+      const own = this.reqsById[reqsId]!.get(key);
+      for (const p of this.compatible(pool, reqsId)) {
+        if (key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE || key === LABEL_ZONE_ID) {
+          for (const o of p.t.it.offerings) {
+            if (!o.available) continue;
+            const value = key === LABEL_ZONE ? o.zone : key === LABEL_CAPACITY_TYPE ? o.capacityType : o.zoneID;
+            if (value !== undefined && (!own || allows(own, value))) values.add(value);
+          }
+        } else if (this.isTypeKey(key)) {
+          const value = p.t.it.labels[key];
+          if (value !== undefined) values.add(value);
+        } else if (own && !own.complement) {
+          for (const value of own.values) values.add(value);
+        }
+      }
+    }
+    return values;
+  }
+
+  /** The domain of `key` to place the next batch in, and how many pods it may take. */
+  private chooseTarget(
+    v: Variant,
+    key: string,
+    blocked: Set<string> | undefined,
+  ): { value: string; budget: number } | { reason: string } {
+    const domains = this.domainsFor(v, key);
+    const own = v.own.filter((o) => o.group.key === key);
+    const inverse = v.cls.inverse.filter((g) => g.key === key);
+    let best: string | undefined;
+    let bestScore = Number.POSITIVE_INFINITY;
+    let bestBudget = 0;
+    let reason: string | undefined;
+    for (const d of domains) {
+      if (blocked?.has(d)) continue;
+      let budget = Number.POSITIVE_INFINITY;
+      let score = 0;
+      let ok = true;
+      for (const o of own) {
+        const g = o.group;
+        const c = g.counts.get(d) ?? 0;
+        if (o.kind === 'antiAffinity') {
+          if (c > 0) {
+            ok = false;
+            reason ??= `${describeTerm(g.term)}: every allowed ${key} already has a matching pod (e.g. ${g.example})`;
+            break;
+          }
+          if (o.self) budget = Math.min(budget, 1);
+        } else if (o.kind === 'affinity') {
+          if (c === 0 && !(g.total === 0 && o.self)) {
+            ok = false;
+            reason ??=
+              g.total === 0
+                ? `${describeTerm(g.term)}: no pod matches the selector`
+                : `${describeTerm(g.term)}: the ${key} with matching pods cannot take it`;
+            break;
+          }
+          score -= c;
+        } else {
+          let min = Number.POSITIVE_INFINITY;
+          for (const x of domains) min = Math.min(min, g.counts.get(x) ?? 0);
+          if (domains.length < o.minDomains) min = 0;
+          const allowance = o.self ? min + o.maxSkew - c : c - min <= o.maxSkew ? Number.POSITIVE_INFINITY : 0;
+          if (allowance <= 0) {
+            ok = false;
+            reason ??= `${describeTerm(g.term)} with maxSkew ${o.maxSkew}: ${key} ${d} would exceed the skew and the other ${key}s cannot take the pod`;
+            break;
+          }
+          budget = Math.min(budget, allowance);
+          score += c;
+        }
+      }
+      if (!ok) continue;
+      for (const g of inverse) {
+        if ((g.owners.get(d) ?? 0) > 0) {
+          ok = false;
+          reason ??= `${describeTerm(g.term)} of pod ${g.ownerExample} repels it from ${key} ${d}`;
+          break;
+        }
+      }
+      if (!ok) continue;
+      if (own.length === 0) for (const g of v.cls.matched) if (g.key === key) score += g.counts.get(d) ?? 0;
+      if (score < bestScore) {
+        best = d;
+        bestScore = score;
+        bestBudget = budget;
+      }
+    }
+    if (best === undefined) {
+      return {
+        reason:
+          reason ??
+          (domains.length === 0
+            ? `no ${key} is reachable for this pod`
+            : `no ${key} can take it (${domains.join(', ')})`),
+      };
+    }
+    return { value: best, budget: bestBudget };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Placement
+
+  private placeRun(v: Variant, pods: Pod[]): Pod[] {
+    let i = 0;
+    const blocked = new Map<string, Set<string>>();
+    v.topologyReason = undefined;
+    while (i < pods.length) {
+      const targets: [string, string][] = [];
+      let budget = pods.length - i;
+      for (const key of v.pinKeys) {
+        const choice = this.chooseTarget(v, key, blocked.get(key));
+        if ('reason' in choice) {
+          v.topologyReason = choice.reason;
+          return pods.slice(i);
+        }
+        targets.push([key, choice.value]);
+        budget = Math.min(budget, choice.budget);
+      }
+      const placed = this.placeBatch(v, pods, i, budget, targets);
+      if (placed === 0) {
+        const first = targets[0];
+        if (!first) return pods.slice(i);
+        let set = blocked.get(first[0]);
+        if (!set) {
+          set = new Set();
+          blocked.set(first[0], set);
+        }
+        set.add(first[1]);
+        continue;
+      }
+      i += placed;
+    }
+    return [];
+  }
+
+  private placeBatch(v: Variant, pods: Pod[], start: number, want: number, targets: [string, string][]): number {
+    const targetsKey = targets.map(([k, val]) => `${k}=${val}`).join(',');
+    let memo = v.targetReqs.get(targetsKey);
+    if (!memo) {
+      let reqs = v.reqs;
+      for (const [k, val] of targets) reqs = reqs.add(requirementIn(k, val));
+      memo = { reqs, id: this.intern(reqs) };
+      v.targetReqs.set(targetsKey, memo);
+    }
+    const podReqs = memo.reqs;
+    const podReqsId = memo.id;
+    let placed = 0;
+    const host = v.hostAffinity;
+    if (host && host.group.total > 0) {
+      // Pod affinity on hostname: only nodes that already run a matching pod qualify, and that set grows.
+      for (const node of [...host.group.nodesWithMatches]) {
+        if (placed >= want) break;
+        const n = node.existing
+          ? this.canTakeExisting(v, node, podReqs, targets, want - placed)
+          : this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+        if (n > 0) {
+          this.commit(v, node, pods, start + placed, n);
+          placed += n;
+        }
+      }
+      if (placed === 0)
+        v.topologyReason ??= `${describeTerm(host.group.term)}: the nodes with matching pods cannot take it`;
+      return placed;
+    }
+    let cursor = v.cursors.get(targetsKey);
+    if (!cursor) {
+      cursor = { e: 0, c: 0 };
+      v.cursors.set(targetsKey, cursor);
+    }
+    while (cursor.e < this.existing.length && placed < want) {
+      const node = this.existing[cursor.e]!;
+      const n = this.canTakeExisting(v, node, podReqs, targets, want - placed);
+      if (n > 0) {
+        this.commit(v, node, pods, start + placed, n);
+        placed += n;
+        if (placed < want) cursor.e++;
+      } else cursor.e++;
+    }
+    while (cursor.c < this.claims.length && placed < want) {
+      const node = this.claims[cursor.c]!;
+      const n = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+      if (n > 0) {
+        this.commit(v, node, pods, start + placed, n);
+        placed += n;
+        if (placed < want) cursor.c++;
+      } else cursor.c++;
+    }
+    if (host && host.group.total === 0 && !host.self) return placed;
+    while (placed < want) {
+      const node = this.openClaim(v, podReqs, podReqsId);
+      if (!node) break;
+      const n = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+      if (n === 0) {
+        this.discardClaim(node);
+        break;
+      }
+      this.commit(v, node, pods, start + placed, n);
+      placed += n;
+      if (host) break;
+    }
+    return placed;
+  }
+
+  /** How many pods of the class a host can take by its hostname topology (spread, (anti-)affinity). */
+  private hostRoom(v: Variant, node: NodeState, want: number): number {
+    let room = want;
+    for (const o of v.own) {
+      if (!o.group.host) continue;
+      const c = node.counts[o.group.id]!;
+      if (o.kind === 'antiAffinity') {
+        if (c > 0) return 0;
+        if (o.self) room = Math.min(room, 1);
+      } else if (o.kind === 'spread') {
+        if (o.self) room = Math.min(room, o.maxSkew - c);
+        else if (c > o.maxSkew) return 0;
+      } else if (c === 0 && !(o.group.total === 0 && o.self)) return 0;
+    }
+    for (const g of v.cls.inverse) if (g.host && node.owners[g.id]! > 0) return 0;
+    return Math.max(room, 0);
+  }
+
+  private canTakeExisting(
+    v: Variant,
+    node: NodeState,
+    podReqs: Requirements,
+    targets: [string, string][],
+    want: number,
+  ): number {
+    const labels = node.labels!;
+    for (const [k, val] of targets) if (labels[k] !== val) return 0;
+    if (untoleratedTaint(v.cls.spec.tolerations, node.taints!, v.tolerateSoft)) return 0;
+    if (!podReqs.matchesLabels(labels)) return 0;
+    const room = this.hostRoom(v, node, want);
+    if (room === 0) return 0;
+    return Math.min(room, roomIn(node.alloc!, node.used, v.cls.req));
+  }
+
+  // Scratch results of the last canTakeClaim, consumed by commit.
+  private nextReqsId = -1;
+  private nextFrontier: TypeInfo[] = [];
+
+  private canTakeClaim(v: Variant, node: NodeState, podReqs: Requirements, podReqsId: number, want: number): number {
+    const pool = node.pool!;
+    if (this.staticFit(v, pool).reason) return 0;
+    const merged = this.merge(node.reqsId, podReqs, podReqsId)!;
+    if (merged.conflict) return 0;
+    const room = this.hostRoom(v, node, want);
+    if (room === 0) return 0;
+    let frontier = node.frontier;
+    if (merged.id !== node.reqsId) {
+      frontier = this.frontier(pool, merged.id, node.capPrice).filter((t) => fitsUsed(t.alloc, node.used));
+      if (frontier.length === 0) return 0;
+    }
+    const req = v.cls.req;
+    let best = 0;
+    for (const t of frontier) {
+      const n = roomIn(t.alloc, node.used, req);
+      if (n > best) best = n;
+    }
+    let n = Math.min(room, best);
+    if (n > 0 && pool.hasMinValues) n = this.limitByMinValues(pool, merged.id, node, req, n);
+    if (n > 0) {
+      this.nextReqsId = merged.id;
+      this.nextFrontier = frontier;
+    }
+    return n;
+  }
+
+  private limitByMinValues(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array, n: number): number {
+    const ok = (k: number) => {
+      const used = node.used.map((u, r) => u + k * req[r]!);
+      const types = this.compatible(pool, reqsId)
+        .filter((p) => p.price <= node.capPrice && fitsUsed(p.t.alloc, used))
+        .map((p) => p.t.it);
+      return satisfiesMinValues(this.reqsById[reqsId]!, types);
+    };
+    if (ok(n)) return n;
+    let lo = 0;
+    let hi = n;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >> 1;
+      if (ok(mid)) lo = mid;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private commit(v: Variant, node: NodeState, pods: Pod[], start: number, n: number): void {
+    for (let i = start; i < start + n; i++) node.pods.push(pods[i]!);
+    const req = v.cls.req;
+    for (let r = 0; r < req.length; r++) node.used[r]! += n * req[r]!;
+    if (!node.existing) {
+      node.reqsId = this.nextReqsId;
+      node.reqs = this.reqsById[node.reqsId]!;
+      node.frontier = this.nextFrontier.filter((t) => fitsUsed(t.alloc, node.used));
+    }
+    const example = podName(pods[start]!);
+    for (const g of v.cls.matched) this.count(g, node, n, example);
+    for (const g of v.ownedAnti) this.own(g, node, n, example);
+  }
+
+  private domainOf(node: NodeState, key: string): string | undefined {
+    if (node.existing) return node.labels![key];
+    const r = node.reqs.get(key);
+    if (r && !r.complement && r.values.size === 1) for (const value of r.values) return value;
+    return undefined;
+  }
+
+  private count(g: Group, node: NodeState, n: number, example: string): void {
+    if (node.counts[g.id] === 0 && g.host) g.nodesWithMatches.push(node);
+    node.counts[g.id]! += n;
+    g.total += n;
+    g.example ??= example;
+    if (!g.host) {
+      const d = this.domainOf(node, g.key);
+      if (d !== undefined) g.counts.set(d, (g.counts.get(d) ?? 0) + n);
+    }
+  }
+
+  private own(g: Group, node: NodeState, n: number, example: string): void {
+    node.owners[g.id]! += n;
+    g.ownerExample ??= example;
+    if (!g.host) {
+      const d = this.domainOf(node, g.key);
+      if (d !== undefined) g.owners.set(d, (g.owners.get(d) ?? 0) + n);
+    }
+  }
+
+  /** A new claim from the first NodePool (by weight) that can take the pod, or undefined. */
+  private openClaim(v: Variant, podReqs: Requirements, podReqsId: number): NodeState | undefined {
+    const req = v.cls.req;
+    for (const pool of this.pools) {
+      const fit = this.staticFit(v, pool);
+      if (fit.reason) continue;
+      const merged = this.merge(this.intern(pool.domain), podReqs, podReqsId)!;
+      if (merged.conflict) continue;
+      const ds = this.daemonOverhead(pool, merged.id);
+      if (pool.nodesRemaining < 1) {
+        v.poolReasons[pool.index] =
+          `NodePool ${pool.name}: limits exhausted (nodes ${pool.nodesLimit - pool.nodesRemaining} of ${pool.nodesLimit} used)`;
+        continue;
+      }
+      const memoKey = `${pool.index}:${merged.id}:${v.cls.id}`;
+      const memo = this.openMemo.get(memoKey);
+      if (memo && exceeds(memo.charged, pool.remaining) < 0) {
+        // Same choice as last time: everything it may charge still fits the remaining limits.
+        this.claims.push(this.newClaim(pool, merged.id, memo.capPrice, ds, memo.charged));
+        return this.claims[this.claims.length - 1];
+      }
+      let best: PricedType | undefined;
+      let bestCost = Number.POSITIVE_INFINITY;
+      let anyFit = false;
+      let blocker: number | undefined;
+      const candidates: { p: PricedType; cost: number }[] = [];
+      for (const p of this.compatible(pool, merged.id)) {
+        if (!fitsOne(p.t.alloc, ds, req)) continue;
+        anyFit = true;
+        if (pool.limited) {
+          const over = exceeds(p.t.capacity, pool.remaining);
+          if (over >= 0) {
+            blocker ??= over;
+            continue;
+          }
+        }
+        const cost = p.price / this.units(p.t.alloc, ds);
+        candidates.push({ p, cost });
+        if (cost < bestCost) bestCost = cost;
+      }
+      // Among types as price-efficient as the best (linear pricing makes many equal), the largest
+      // packs the pods onto the fewest nodes; the claim still shrinks to what it holds at the end.
+      for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) best = c.p;
+      if (!best) {
+        if (anyFit && blocker !== undefined) {
+          const name = this.dims.names[blocker]!;
+          const used = pool.limit[blocker]! - pool.remaining[blocker]!;
+          v.poolReasons[pool.index] =
+            `NodePool ${pool.name}: limits exhausted (${name} ${formatLimit(name, used)} of ${formatLimit(name, pool.limit[blocker]!)} used)`;
+        } else if (!anyFit) {
+          v.topologyReason ??= `no instance type of the required ${podReqs
+            .toNodeSelectorRequirements()
+            .map((r) => `${r.key}`)
+            .join(', ')} fits`;
+        }
+        continue;
+      }
+      let capPrice = best.price;
+      if (pool.hasMinValues) capPrice = this.capForMinValues(pool, merged.id, capPrice);
+      // Karpenter's subtractMax: charge the largest capacity the claim may still launch.
+      const charged = new Float64Array(this.dims.names.length);
+      if (pool.limited) {
+        for (const p of this.compatible(pool, merged.id)) {
+          if (p.price > capPrice) break;
+          if (!fitsOne(p.t.alloc, ds, req) || exceeds(p.t.capacity, pool.remaining) >= 0) continue;
+          for (let r = 0; r < charged.length; r++) charged[r] = Math.max(charged[r]!, p.t.capacity[r]!);
+        }
+      }
+      this.openMemo.set(memoKey, { capPrice, charged });
+      const node = this.newClaim(pool, merged.id, capPrice, ds, charged);
+      this.claims.push(node);
+      return node;
+    }
+    return undefined;
+  }
+
+  private readonly openMemo = new Map<string, { capPrice: number; charged: Float64Array }>();
+
+  private newClaim(
+    pool: PoolState,
+    reqsId: number,
+    capPrice: number,
+    ds: Float64Array,
+    charged: Float64Array,
+  ): NodeState {
+    const node: NodeState = {
+      index: this.claims.length,
+      name: `${pool.name}-${this.claims.length}`,
+      pool,
+      reqs: this.reqsById[reqsId]!,
+      reqsId,
+      capPrice,
+      frontier: this.frontier(pool, reqsId, capPrice),
+      used: Float64Array.from(ds),
+      ds,
+      pods: [],
+      counts: new Int32Array(this.groups.length),
+      owners: new Int32Array(this.groups.length),
+    };
+    if (pool.limited) {
+      for (let r = 0; r < charged.length; r++) pool.remaining[r]! -= charged[r]!;
+      node.charged = charged;
+    }
+    pool.nodesRemaining -= 1;
+    return node;
+  }
+
+  private discardClaim(node: NodeState): void {
+    const pool = node.pool!;
+    if (node.charged) for (let r = 0; r < node.charged.length; r++) pool.remaining[r]! += node.charged[r]!;
+    pool.nodesRemaining += 1;
+    this.claims.pop();
+  }
+
+  /** How many average pending pods fit: the denominator of "price per packed pod". */
+  private units(alloc: Float64Array, ds: Float64Array): number {
+    let units = Number.POSITIVE_INFINITY;
+    const d = this.demand;
+    for (let r = 0; r < d.length; r++) if (d[r]! > 0) units = Math.min(units, (alloc[r]! - ds[r]!) / d[r]!);
+    return units > 0 ? units : 1e-9;
+  }
+
+  private capForMinValues(pool: PoolState, reqsId: number, capPrice: number): number {
+    const list = this.compatible(pool, reqsId);
+    const reqs = this.reqsById[reqsId]!;
+    for (let i = 0; i < list.length; i++) {
+      const price = list[i]!.price;
+      if (price < capPrice) continue;
+      if (
+        satisfiesMinValues(
+          reqs,
+          list.slice(0, i + 1).map((p) => p.t.it),
+        )
+      )
+        return price;
+    }
+    return Number.POSITIVE_INFINITY;
+  }
+
+  private finalize(node: NodeState): PlannedNodeClaim {
+    const pool = node.pool!;
+    const fitting = this.compatible(pool, node.reqsId).filter(
+      (p) =>
+        fitsUsed(p.t.alloc, node.used) && (!node.charged || exceedsCharged(p.t.capacity, node.charged, pool.limit) < 0),
+    );
+    const list =
+      fitting.length > 0 ? fitting : this.compatible(pool, node.reqsId).filter((p) => node.frontier.includes(p.t));
+    const first = list[0]!;
+    const requirements: NodeSelectorRequirementWithMinValues[] = node.reqs
+      .toNodeSelectorRequirements()
+      .filter((r) => r.key !== LABEL_INSTANCE_TYPE);
+    requirements.push({ key: LABEL_INSTANCE_TYPE, operator: 'In', values: list.map((p) => p.t.it.name) });
+    return {
+      nodePool: pool.name,
+      requirements,
+      instanceTypes: list.map((p) => p.t.it),
+      offering: { ...first.offering, instanceType: first.t.it.name },
+      pods: node.pods,
+      requests: this.dims.toResources(node.used),
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function cmpNatural(a: string, b: string): number {
+  const na = Number(a);
+  const nb = Number(b);
+  return Number.isFinite(na) && Number.isFinite(nb) ? na - nb : cmp(a, b);
+}
+
+function podName(pod: Pod): string {
+  return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+}
+
+function sortByWeight<T extends { weight: number }>(list: readonly T[]): T[] {
+  return [...list].sort((a, b) => b.weight - a.weight);
+}
+
+function dominates(a: Float64Array, b: Float64Array): boolean {
+  for (let r = 0; r < a.length; r++) if (a[r]! < b[r]!) return false;
+  return true;
+}
+
+function fitsOne(alloc: Float64Array, ds: Float64Array, req: Float64Array): boolean {
+  for (let r = 0; r < alloc.length; r++) if (ds[r]! + req[r]! > alloc[r]!) return false;
+  return true;
+}
+
+function fitsUsed(alloc: Float64Array, used: Float64Array): boolean {
+  for (let r = 0; r < alloc.length; r++) if (used[r]! > alloc[r]!) return false;
+  return true;
+}
+
+/** How many more pods with `req` fit in `alloc` beside `used`. */
+function roomIn(alloc: Float64Array, used: Float64Array, req: Float64Array): number {
+  let n = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < alloc.length; r++) {
+    const q = req[r]!;
+    if (q > 0) {
+      const k = Math.floor((alloc[r]! - used[r]!) / q + 1e-9);
+      if (k < n) n = k;
+    } else if (used[r]! > alloc[r]!) return 0;
+  }
+  return n === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : Math.max(n, 0);
+}
+
+/** The first dim where capacity exceeds the remaining limit, or -1. */
+function exceeds(capacity: Float64Array, remaining: Float64Array): number {
+  for (let r = 0; r < capacity.length; r++) if (capacity[r]! > remaining[r]!) return r;
+  return -1;
+}
+
+function exceedsCharged(capacity: Float64Array, charged: Float64Array, limit: Float64Array): number {
+  for (let r = 0; r < capacity.length; r++) {
+    if (limit[r] !== Number.POSITIVE_INFINITY && capacity[r]! > charged[r]!) return r;
+  }
+  return -1;
+}
+
+function formatLimit(resource: string, value: number): string {
+  if (resource === CPU) return `${+(value / 1000).toFixed(3)}`;
+  if (resource === MEMORY) return `${+(value / 2 ** 30).toFixed(1)}Gi`;
+  return `${value}`;
+}
+
+export function satisfiesMinValues(reqs: Requirements, types: readonly InstanceType[]): boolean {
+  for (const r of reqs.byKey.values()) {
+    if (r.minValues === undefined) continue;
+    const values = new Set<string>();
+    for (const t of types) {
+      const value = t.labels[r.key];
+      if (value !== undefined && allows(r, value)) values.add(value);
+    }
+    if (values.size < r.minValues) return false;
+  }
+  return true;
+}
+
+/** "r/m/c families, generation > 4", for reasons. */
+function describePool(requirements: readonly NodeSelectorRequirementWithMinValues[]): string {
+  const parts: string[] = [];
+  for (const r of requirements) {
+    const short = r.key.replace('karpenter.k8s.aws/instance-', '');
+    const values = r.values ?? [];
+    if (r.key === 'karpenter.k8s.aws/instance-category' && r.operator === 'In')
+      parts.push(`${values.join('/')} families`);
+    else if (r.key === 'karpenter.k8s.aws/instance-family' && r.operator === 'In')
+      parts.push(`${values.join('/')} families`);
+    else if (r.operator === 'Gt') parts.push(`${short} > ${values[0]}`);
+    else if (r.operator === 'Lt') parts.push(`${short} < ${values[0]}`);
+    else if (r.operator === 'Gte') parts.push(`${short} ≥ ${values[0]}`);
+    else if (r.operator === 'Lte') parts.push(`${short} ≤ ${values[0]}`);
+    else if (r.operator === 'In') parts.push(`${short} ${values.join('/')}`);
+    else if (r.operator === 'NotIn') parts.push(`${short} not ${values.join('/')}`);
+    else parts.push(`${short} ${r.operator}`);
+  }
+  return parts.join(', ');
+}

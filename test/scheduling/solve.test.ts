@@ -1,0 +1,649 @@
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../shared/apis/core/v1';
+import { type ExistingNode, podKey, type SchedulingInput, solve } from '../../shared/scheduling';
+import { instanceType, nodePool, pod, pods, standardTypes, ZONES } from './helpers';
+import { violations } from './invariants';
+
+const ZONE = 'topology.kubernetes.io/zone';
+const HOST = 'kubernetes.io/hostname';
+
+function run(input: Partial<SchedulingInput> & { pods: Pod[] }) {
+  const pools = input.nodePools ?? [nodePool('general')];
+  const full: SchedulingInput = {
+    instanceTypes: Object.fromEntries(pools.map((p) => [p.metadata.name, standardTypes()])),
+    ...input,
+    nodePools: pools,
+  };
+  const result = solve(full);
+  expect(violations(full, result)).toEqual([]);
+  return result;
+}
+
+const claimOf = (result: ReturnType<typeof solve>, name: string) =>
+  result.nodeClaims.find((c) => c.pods.some((p) => p.metadata.name === name));
+const zoneOf = (result: ReturnType<typeof solve>, name: string) =>
+  claimOf(result, name)?.requirements.find((r) => r.key === ZONE && r.operator === 'In')?.values;
+
+describe('solve: packing', () => {
+  it('packs pods onto few claims and picks the cheapest type that fits what it holds', () => {
+    // Prepare: 10 × 1 cpu / 1 GiB.
+    const result = run({ pods: pods('web', 10, { cpu: '1', memory: '1Gi' }) });
+    // Assess: one claim; its cheapest type is the 16-vCPU arm64 m6g (0.896/h, below c5.4xlarge's 0.96).
+    expect(result.nodeClaims).toHaveLength(1);
+    expect(result.nodeClaims[0]!.offering.instanceType).toBe('m6g.4xlarge');
+    expect(result.nodeClaims[0]!.instanceTypes.map((t) => t.name)).toContain('m5.4xlarge');
+    expect(result.totalPrice).toBeCloseTo(result.nodeClaims[0]!.offering.price);
+  });
+
+  it('lists every type that fits, cheapest first, and no type that does not', () => {
+    const result = run({ pods: [pod('big', { cpu: '7', memory: '40Gi' })] });
+    expect(result.nodeClaims[0]!.instanceTypes.map((t) => t.name)).toEqual([
+      'r5.2xlarge',
+      'm6g.4xlarge',
+      'm5.4xlarge',
+      'r5.4xlarge',
+    ]);
+  });
+
+  it('counts DaemonSet overhead only where the DaemonSet would run', () => {
+    const ds = pod('ds-arm', { cpu: '1', memory: '1Gi', nodeSelector: { 'kubernetes.io/arch': 'arm64' } });
+    const amd = run({
+      pods: [pod('a', { cpu: '1500m', memory: '1Gi', nodeSelector: { 'kubernetes.io/arch': 'amd64' } })],
+      daemonSets: [ds],
+    });
+    expect(amd.nodeClaims[0]!.requests.cpu).toBe(1500);
+    const arm = run({
+      pods: [pod('a', { cpu: '1500m', memory: '1Gi', nodeSelector: { 'kubernetes.io/arch': 'arm64' } })],
+      daemonSets: [ds],
+    });
+    expect(arm.nodeClaims[0]!.requests.cpu).toBe(2500);
+    expect(arm.nodeClaims[0]!.offering.instanceType).toBe('m6g.xlarge');
+  });
+
+  it('needs extended resources in allocatable', () => {
+    const gpuType = instanceType('g5.xlarge', { cpu: 4, memoryGiB: 16, extra: { 'nvidia.com/gpu': 1 } });
+    const result = run({
+      pods: [pod('train', { extra: { 'nvidia.com/gpu': '1' } })],
+      instanceTypes: { general: [...standardTypes(), gpuType] },
+    });
+    expect(result.nodeClaims[0]!.instanceTypes.map((t) => t.name)).toEqual(['g5.xlarge']);
+  });
+
+  it('respects the pod count of an instance type', () => {
+    const tiny = instanceType('t3.small', { cpu: 2, memoryGiB: 2, pods: 3, price: 0.01 });
+    const result = run({ pods: pods('p', 7, { cpu: '10m', memory: '10Mi' }), instanceTypes: { general: [tiny] } });
+    expect(result.nodeClaims.map((c) => c.pods.length).sort()).toEqual([1, 3, 3]);
+  });
+
+  it('orders NodePools by weight, then name', () => {
+    const pools = [nodePool('b-low'), nodePool('a-low'), nodePool('heavy', { weight: 50 })];
+    expect(run({ pods: [pod('x')], nodePools: pools }).nodeClaims[0]!.nodePool).toBe('heavy');
+    expect(run({ pods: [pod('x')], nodePools: pools.slice(0, 2) }).nodeClaims[0]!.nodePool).toBe('a-low');
+  });
+
+  it('uses existing and in-flight capacity first, so a repeated decision adds nothing', () => {
+    const first = run({ pods: pods('web', 30, { cpu: '500m', memory: '1Gi' }) });
+    const inFlight: ExistingNode[] = first.nodeClaims.map((c, i) => ({
+      name: `claim-${i}`,
+      labels: {
+        'karpenter.sh/nodepool': c.nodePool,
+        [HOST]: `claim-${i}`,
+        ...c.instanceTypes[0]!.labels,
+        [ZONE]: c.offering.zone,
+      },
+      taints: [],
+      allocatable: c.instanceTypes[0]!.allocatable,
+      pods: [],
+      inFlight: true,
+    }));
+    const again = run({ pods: pods('web', 30, { cpu: '500m', memory: '1Gi' }), existingNodes: inFlight });
+    expect(again.nodeClaims).toEqual([]);
+    expect(again.existingNodes.flatMap((e) => e.pods)).toHaveLength(30);
+  });
+
+  it('charges NodePool limits with the largest capacity a claim may launch', () => {
+    const result = run({
+      pods: pods('p', 3, { cpu: '3', memory: '1Gi' }),
+      nodePools: [nodePool('general', { limits: { cpu: '8' } })],
+    });
+    expect(result.nodeClaims.length).toBeGreaterThan(0);
+    expect(result.unschedulable.length).toBeGreaterThan(0);
+    expect(result.unschedulable[0]!.reasons[0]).toMatch(/^NodePool general: limits exhausted \(cpu \d+ of 8 used\)/);
+  });
+
+  it('falls back to the next NodePool when limits are used up', () => {
+    const result = run({
+      pods: pods('p', 3, { cpu: '10', memory: '1Gi' }),
+      nodePools: [nodePool('small', { weight: 10, limits: { nodes: '1' } }), nodePool('overflow')],
+    });
+    expect(new Set(result.nodeClaims.map((c) => c.nodePool))).toEqual(new Set(['small', 'overflow']));
+    expect(result.unschedulable).toEqual([]);
+  });
+});
+
+describe('solve: requirements and taints', () => {
+  const pools = () => [
+    nodePool('general', {
+      requirements: [
+        { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['r', 'm', 'c'] },
+        { key: 'karpenter.k8s.aws/instance-generation', operator: 'Gt', values: ['4'] },
+      ],
+    }),
+  ];
+
+  it.each<[string, Partial<Pod['spec']>, string[]]>([
+    ['nodeSelector arch', { nodeSelector: { 'kubernetes.io/arch': 'arm64' } }, ['m6g']],
+    [
+      'In on family',
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['r5'] }] },
+              ],
+            },
+          },
+        },
+      },
+      ['r5'],
+    ],
+    [
+      'NotIn on category',
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                {
+                  matchExpressions: [
+                    { key: 'karpenter.k8s.aws/instance-category', operator: 'NotIn', values: ['c', 'm'] },
+                  ],
+                },
+              ],
+            },
+          },
+        },
+      },
+      ['r5'],
+    ],
+    [
+      'Gt on cpu',
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'karpenter.k8s.aws/instance-cpu', operator: 'Gt', values: ['8'] }] },
+              ],
+            },
+          },
+        },
+      },
+      ['c5', 'm5', 'm6g', 'r5'],
+    ],
+    [
+      'Lte on memory',
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'karpenter.k8s.aws/instance-memory', operator: 'Lte', values: ['4096'] }] },
+              ],
+            },
+          },
+        },
+      },
+      ['c5'],
+    ],
+    [
+      'DoesNotExist on a gpu label',
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [
+                { matchExpressions: [{ key: 'karpenter.k8s.aws/instance-gpu-count', operator: 'DoesNotExist' }] },
+              ],
+            },
+          },
+        },
+      },
+      ['c5', 'm5', 'm6g', 'r5'],
+    ],
+  ])('%s narrows the claim to the matching families', (_, spec, families) => {
+    const result = run({ pods: [pod('p', spec)], nodePools: pools() });
+    const got = new Set(result.nodeClaims[0]!.instanceTypes.map((t) => t.name.split('.')[0]));
+    expect([...got].sort()).toEqual(families);
+  });
+
+  it('tries each OR-ed required node affinity term', () => {
+    const spec: Partial<Pod['spec']> = {
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['s390x'] }] },
+              { matchExpressions: [{ key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['c5'] }] },
+            ],
+          },
+        },
+      },
+    };
+    expect(run({ pods: [pod('p', spec)] }).nodeClaims[0]!.offering.instanceType).toMatch(/^c5\./);
+  });
+
+  it.each<[string, Partial<Pod['spec']>, RegExp]>([
+    [
+      'an arch the NodePool does not offer',
+      { nodeSelector: { 'kubernetes.io/arch': 's390x' } },
+      /^NodePool general: requirement kubernetes\.io\/arch In \[s390x\] conflicts with NodePool \(allows amd64, arm64\)$/,
+    ],
+    [
+      'more memory than any type',
+      { containers: [{ name: 'a', resources: { requests: { memory: '200Gi' } } }] },
+      /^NodePool general: no instance type has 200 GiB memory allocatable \(largest allowed: 128 GiB, r\/m\/c families, generation > 4\)$/,
+    ],
+    [
+      'a label the NodePool does not set',
+      { nodeSelector: { team: 'data' } },
+      /^NodePool general: requirement team In \[data\] conflicts with NodePool \(label team is not set/,
+    ],
+    [
+      'a resource no type has',
+      { containers: [{ name: 'a', resources: { requests: { 'aws.amazon.com/neuron': '1' } } }] },
+      /^NodePool general: no instance type has aws\.amazon\.com\/neuron/,
+    ],
+  ])('explains %s', (_, spec, reason) => {
+    const result = run({ pods: [pod('p', spec)], nodePools: pools() });
+    expect(result.unschedulable).toHaveLength(1);
+    expect(result.unschedulable[0]!.reasons).toHaveLength(1);
+    expect(result.unschedulable[0]!.reasons[0]).toMatch(reason);
+  });
+
+  it('gives one reason per NodePool, and a reason when there are no NodePools', () => {
+    const gpu = nodePool('gpu', { taints: [{ key: 'nvidia.com/gpu', value: 'true', effect: 'NoSchedule' }] });
+    const result = run({
+      pods: [pod('p', { nodeSelector: { 'kubernetes.io/arch': 's390x' } })],
+      nodePools: [nodePool('general'), gpu],
+    });
+    expect(result.unschedulable[0]!.reasons).toEqual([
+      expect.stringMatching(/^NodePool general: requirement kubernetes.io\/arch/),
+      'NodePool gpu: taint nvidia.com/gpu=true:NoSchedule not tolerated',
+    ]);
+    const none = solve({ pods: [pod('p')], nodePools: [], instanceTypes: {} });
+    expect(none.unschedulable[0]!.reasons[0]).toMatch(/^no NodePools/);
+  });
+
+  it.each<[string, 'NoSchedule' | 'NoExecute' | 'PreferNoSchedule', boolean, boolean]>([
+    ['NoSchedule blocks an intolerant pod', 'NoSchedule', false, false],
+    ['NoSchedule admits a tolerant pod', 'NoSchedule', true, true],
+    ['NoExecute blocks an intolerant pod', 'NoExecute', false, false],
+    ['NoExecute admits a tolerant pod', 'NoExecute', true, true],
+    ['PreferNoSchedule is tolerated at the last relaxation step', 'PreferNoSchedule', false, true],
+  ])('%s', (_, effect, tolerant, schedules) => {
+    const pool = nodePool('tainted', { taints: [{ key: 'dedicated', value: 'x', effect }] });
+    const tolerations = tolerant ? [{ key: 'dedicated', operator: 'Exists' as const }] : [];
+    const result = run({ pods: [pod('p', { tolerations })], nodePools: [pool] });
+    expect(result.nodeClaims.length).toBe(schedules ? 1 : 0);
+  });
+
+  it('prefers an untainted NodePool over tolerating PreferNoSchedule', () => {
+    const soft = nodePool('soft', { weight: 100, taints: [{ key: 'spot', effect: 'PreferNoSchedule' }] });
+    expect(run({ pods: [pod('p')], nodePools: [soft, nodePool('plain')] }).nodeClaims[0]!.nodePool).toBe('plain');
+  });
+
+  it('ignores startupTaints', () => {
+    const pool = nodePool('general', {
+      startupTaints: [{ key: 'node.cilium.io/agent-not-ready', effect: 'NoExecute' }],
+    });
+    expect(run({ pods: [pod('p')], nodePools: [pool] }).nodeClaims).toHaveLength(1);
+  });
+
+  it('honours minValues by keeping enough distinct types on the claim', () => {
+    const pool = nodePool('general', {
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 5 }],
+    });
+    const result = run({ pods: pods('p', 20, { cpu: '200m', memory: '256Mi' }), nodePools: [pool] });
+    for (const c of result.nodeClaims) expect(c.instanceTypes.length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('solve: relaxation', () => {
+  const prefer = (key: string, values: string[], weight = 10) => ({
+    weight,
+    preference: { matchExpressions: [{ key, operator: 'In' as const, values }] },
+  });
+
+  it.each<[string, Partial<Pod['spec']>, (r: ReturnType<typeof solve>) => void]>([
+    [
+      'a satisfiable preferred node affinity is honoured',
+      {
+        affinity: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [prefer('karpenter.k8s.aws/instance-family', ['r5'])],
+          },
+        },
+      },
+      (r) => expect(r.nodeClaims[0]!.offering.instanceType).toMatch(/^r5/),
+    ],
+    [
+      'an unsatisfiable preferred node affinity is dropped',
+      {
+        affinity: {
+          nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [prefer('kubernetes.io/arch', ['s390x'])] },
+        },
+      },
+      (r) => expect(r.nodeClaims).toHaveLength(1),
+    ],
+    [
+      'the heaviest preference is tried first, then the next',
+      {
+        affinity: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              prefer('karpenter.k8s.aws/instance-family', ['m5'], 1),
+              prefer('kubernetes.io/arch', ['s390x'], 50),
+            ],
+          },
+        },
+      },
+      (r) => expect(r.nodeClaims[0]!.offering.instanceType).toMatch(/^m5/),
+    ],
+    [
+      'an unsatisfiable preferred pod affinity is dropped',
+      {
+        affinity: {
+          podAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              { weight: 1, podAffinityTerm: { topologyKey: ZONE, labelSelector: { matchLabels: { app: 'nothing' } } } },
+            ],
+          },
+        },
+      },
+      (r) => expect(r.nodeClaims).toHaveLength(1),
+    ],
+    [
+      'a preferred pod anti-affinity is honoured while it can be',
+      {
+        affinity: {
+          podAntiAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              { weight: 1, podAffinityTerm: { topologyKey: HOST, labelSelector: { matchLabels: { app: 'p' } } } },
+            ],
+          },
+        },
+      },
+      (r) => expect(r.nodeClaims).toHaveLength(3),
+    ],
+    [
+      'a ScheduleAnyway spread is honoured, unlike a hard limit it can be dropped',
+      {
+        topologySpreadConstraints: [
+          {
+            maxSkew: 1,
+            topologyKey: ZONE,
+            whenUnsatisfiable: 'ScheduleAnyway',
+            labelSelector: { matchLabels: { app: 'p' } },
+          },
+        ],
+      },
+      (r) => expect(new Set(r.nodeClaims.map((c) => c.offering.zone)).size).toBe(3),
+    ],
+  ])('%s', (_, spec, check) => {
+    check(run({ pods: pods('p', 3, { labels: { app: 'p' }, ...spec }) }));
+  });
+
+  it('drops a preferred anti-affinity when the NodePool has one node left', () => {
+    const spec: Partial<Pod['spec']> = {
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            { weight: 1, podAffinityTerm: { topologyKey: HOST, labelSelector: { matchLabels: { app: 'p' } } } },
+          ],
+        },
+      },
+    };
+    const result = run({
+      pods: pods('p', 3, { labels: { app: 'p' }, ...spec }),
+      nodePools: [nodePool('general', { limits: { nodes: '1' } })],
+    });
+    expect(result.nodeClaims).toHaveLength(1);
+    expect(result.nodeClaims[0]!.pods).toHaveLength(3);
+  });
+
+  it('drops a ScheduleAnyway spread when only one zone is offered', () => {
+    const spec: Partial<Pod['spec']> = {
+      topologySpreadConstraints: [
+        {
+          maxSkew: 1,
+          topologyKey: ZONE,
+          whenUnsatisfiable: 'ScheduleAnyway',
+          labelSelector: { matchLabels: { app: 'p' } },
+        },
+      ],
+    };
+    const pool = nodePool('general', { requirements: [{ key: ZONE, operator: 'In', values: ['zone-a'] }] });
+    const result = run({ pods: pods('p', 4, { labels: { app: 'p' }, ...spec }), nodePools: [pool] });
+    expect(result.unschedulable).toEqual([]);
+  });
+});
+
+describe('solve: topology', () => {
+  const spread = (topologyKey: string, maxSkew = 1, minDomains?: number) => ({
+    topologySpreadConstraints: [
+      {
+        maxSkew,
+        topologyKey,
+        whenUnsatisfiable: 'DoNotSchedule' as const,
+        labelSelector: { matchLabels: { app: 'web' } },
+        ...(minDomains ? { minDomains } : {}),
+      },
+    ],
+  });
+
+  it.each<[string, Partial<Pod['spec']>, number, (r: ReturnType<typeof solve>) => void]>([
+    [
+      'zone spread puts 6 pods 2 per zone',
+      spread(ZONE),
+      6,
+      (r) =>
+        expect(r.nodeClaims.flatMap((c) => c.pods.map(() => c.offering.zone)).sort()).toEqual(
+          [...ZONES, ...ZONES].sort(),
+        ),
+    ],
+    [
+      'hostname spread puts one pod per node',
+      spread(HOST),
+      4,
+      (r) => expect(r.nodeClaims.map((c) => c.pods.length)).toEqual([1, 1, 1, 1]),
+    ],
+    [
+      'hostname spread with maxSkew 2 puts two per node',
+      spread(HOST, 2),
+      4,
+      (r) => expect(r.nodeClaims.map((c) => c.pods.length)).toEqual([2, 2]),
+    ],
+    [
+      'capacity-type spread uses both capacity types',
+      spread('karpenter.sh/capacity-type'),
+      4,
+      (r) => expect(new Set(r.nodeClaims.map((c) => c.offering.capacityType))).toEqual(new Set(['spot', 'on-demand'])),
+    ],
+    [
+      'hostname anti-affinity puts one pod per node',
+      {
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { topologyKey: HOST, labelSelector: { matchLabels: { app: 'web' } } },
+            ],
+          },
+        },
+      },
+      3,
+      (r) => expect(r.nodeClaims).toHaveLength(3),
+    ],
+    [
+      'zone anti-affinity allows one pod per zone',
+      {
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { topologyKey: ZONE, labelSelector: { matchLabels: { app: 'web' } } },
+            ],
+          },
+        },
+      },
+      4,
+      (r) => {
+        expect(r.nodeClaims).toHaveLength(3);
+        expect(r.unschedulable).toHaveLength(1);
+        expect(r.unschedulable[0]!.reasons[0]).toMatch(/pod anti-affinity on topology.kubernetes.io\/zone/);
+      },
+    ],
+    [
+      'zone self-affinity keeps the pods in one zone',
+      {
+        affinity: {
+          podAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { topologyKey: ZONE, labelSelector: { matchLabels: { app: 'web' } } },
+            ],
+          },
+        },
+      },
+      40,
+      (r) => expect(new Set(r.nodeClaims.map((c) => c.offering.zone)).size).toBe(1),
+    ],
+    [
+      'hostname self-affinity keeps the pods on one node',
+      {
+        affinity: {
+          podAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { topologyKey: HOST, labelSelector: { matchLabels: { app: 'web' } } },
+            ],
+          },
+        },
+      },
+      5,
+      (r) => expect(r.nodeClaims).toHaveLength(1),
+    ],
+  ])('%s', (_, spec, count, check) => {
+    const types = standardTypes().map((t) => ({
+      ...t,
+      offerings: t.offerings.flatMap((o) => [o, { ...o, capacityType: 'spot' as const, price: o.price * 0.6 }]),
+    }));
+    check(
+      run({
+        pods: pods('web', count, { labels: { app: 'web' }, cpu: '1', memory: '1Gi', ...spec }),
+        instanceTypes: { general: types },
+      }),
+    );
+  });
+
+  it('balances a zone spread against pods on existing nodes', () => {
+    const existing: ExistingNode = {
+      name: 'n1',
+      labels: { [ZONE]: 'zone-a', [HOST]: 'n1', 'kubernetes.io/arch': 'amd64' },
+      taints: [],
+      allocatable: { cpu: 1000, memory: 2 ** 30, pods: 10 },
+      pods: pods('old', 2, { labels: { app: 'web' } }),
+    };
+    const result = run({
+      pods: pods('web', 4, { labels: { app: 'web' }, ...spread(ZONE) }),
+      existingNodes: [existing],
+    });
+    const zones = result.nodeClaims.flatMap((c) => c.pods.map(() => c.offering.zone)).sort();
+    expect(zones).toEqual(['zone-b', 'zone-b', 'zone-c', 'zone-c']);
+  });
+
+  it('keeps pods off nodes whose pods repel them (inverse anti-affinity) and explains it', () => {
+    const repeller = pod('db-0', {
+      labels: { app: 'db' },
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { topologyKey: ZONE, labelSelector: { matchLabels: { app: 'web' } } },
+          ],
+        },
+      },
+    });
+    const existing: ExistingNode = {
+      name: 'n1',
+      labels: { [ZONE]: 'zone-a', [HOST]: 'n1' },
+      taints: [],
+      allocatable: { cpu: 8000, memory: 16 * 2 ** 30, pods: 50 },
+      pods: [repeller],
+    };
+    const result = run({ pods: pods('web', 3, { labels: { app: 'web' } }), existingNodes: [existing] });
+    expect(result.existingNodes).toEqual([]);
+    for (const c of result.nodeClaims) expect(c.offering.zone).not.toBe('zone-a');
+  });
+
+  it('places a pod with affinity to pods planned after it', () => {
+    const follower = pod('follower', {
+      cpu: '4',
+      affinity: {
+        podAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { topologyKey: ZONE, labelSelector: { matchLabels: { app: 'leader' } } },
+          ],
+        },
+      },
+    });
+    const leader = pod('leader', { cpu: '100m', labels: { app: 'leader' }, nodeSelector: { [ZONE]: 'zone-b' } });
+    const result = run({ pods: [follower, leader] });
+    expect(zoneOf(result, 'follower')).toEqual(['zone-b']);
+  });
+
+  it('explains a pod whose required affinity matches nothing', () => {
+    const lonely = pod('lonely', {
+      affinity: {
+        podAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { topologyKey: ZONE, labelSelector: { matchLabels: { app: 'ghost' } } },
+          ],
+        },
+      },
+    });
+    const result = run({ pods: [lonely] });
+    expect(result.unschedulable[0]!.reasons[0]).toMatch(
+      /pod affinity on topology.kubernetes.io\/zone \(app=ghost\): no pod matches/,
+    );
+  });
+
+  it('explains hostname anti-affinity with an existing pod when no new node may be added', () => {
+    const existing: ExistingNode = {
+      name: 'n1',
+      labels: { [ZONE]: 'zone-a', [HOST]: 'n1' },
+      taints: [],
+      allocatable: { cpu: 8000, memory: 16 * 2 ** 30, pods: 50 },
+      pods: [pod('web-old', { labels: { app: 'web' } })],
+    };
+    const anti = {
+      affinity: {
+        podAntiAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: [
+            { topologyKey: HOST, labelSelector: { matchLabels: { app: 'web' } } },
+          ],
+        },
+      },
+    };
+    const result = run({
+      pods: [pod('web-new', { labels: { app: 'web' }, ...anti })],
+      existingNodes: [existing],
+      nodePools: [],
+    });
+    expect(result.unschedulable[0]!.reasons.join('\n')).toMatch(/no NodePools/);
+  });
+});
+
+describe('podKey', () => {
+  it('defaults the namespace', () => {
+    expect(podKey(pod('a'))).toBe('default/a');
+    expect(podKey(pod('a', { namespace: 'kube-system' }))).toBe('kube-system/a');
+  });
+});
