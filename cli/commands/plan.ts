@@ -1,12 +1,239 @@
-import type { Command } from '../command';
+// `karpless plan`: the dry run Karpenter lacks. Given NodePools/EC2NodeClasses and the pods (or the
+// workloads that make them), print the NodeClaims karpless would launch, at what price, and why each
+// pod that fits nowhere does not fit. The decision is the same pure `solve` the provision Lambda runs.
 
-// Placeholder until the command lands; it exits 1 so nothing mistakes it for working.
+import { requireConfiguration } from '../../shared/apis/config';
+import { readManifestFiles } from '../../shared/apis/load';
+import { ConfigurationError, formatProblem, type Problem } from '../../shared/apis/problems';
+import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
+import { loadBuiltInCatalog, readCatalogFile } from '../../shared/instancetypes/catalog';
+import { resolveInstanceTypes } from '../../shared/instancetypes/resolve';
+import type { Catalog, InstanceType } from '../../shared/instancetypes/types';
+import { podKey, type SchedulingResult, solve } from '../../shared/scheduling';
+import { collectWorkloads, toExistingNodes } from '../../shared/workloads';
+import { type Command, flagValue, flagValues, type IO, type ParsedArgs, parseArgs, UsageError } from '../command';
+
+const USAGE = `Usage: karpless plan --manifests FILE|DIR... --pods FILE|DIR... [flags]
+
+Prints the NodeClaims karpless would launch for the given pods, their price, and why any pod fits
+nowhere. Nothing is launched and no AWS call is made.
+
+Flags (each may repeat, or take comma-separated paths):
+  --manifests PATH   NodePool and EC2NodeClass manifests (Karpenter v1)
+  --pods PATH        Pods, PodLists, Deployments, StatefulSets, ReplicaSets and Jobs (expanded into
+                     their pods); pods with spec.nodeName count on that node (see --nodes)
+  --daemonsets PATH  DaemonSets whose pods run on every node they tolerate (overhead)
+  --nodes PATH       existing Nodes, filled before any new NodeClaim is planned
+  --catalog FILE     instance-type catalog JSON (default: the built-in us-east-1 snapshot)
+  --json             print the plan as JSON: {nodeClaims, unschedulable, totalPrice, …}
+
+Exit status: 0 when a plan was made (even with unschedulable pods), 1 on invalid input, 2 on bad flags.
+`;
+
+/** The --json document. The first keys are a contract (issue 3); more keys may be added, never removed. */
+export interface PlanJSON {
+  nodeClaims: {
+    nodePool: string;
+    instanceTypes: string[];
+    offering: { instanceType: string; zone: string; capacityType: string; price: number };
+    pods: string[];
+    requirements: unknown[];
+  }[];
+  unschedulable: { pod: string; reasons: string[] }[];
+  totalPrice: number;
+  existingNodes: { name: string; pods: string[] }[];
+}
+
+export function planToJSON(result: SchedulingResult): PlanJSON {
+  return {
+    nodeClaims: result.nodeClaims.map((claim) => ({
+      nodePool: claim.nodePool,
+      instanceTypes: claim.instanceTypes.map((t) => t.name),
+      offering: {
+        instanceType: claim.offering.instanceType,
+        zone: claim.offering.zone,
+        capacityType: claim.offering.capacityType,
+        price: claim.offering.price,
+      },
+      pods: claim.pods.map(podKey),
+      requirements: claim.requirements,
+    })),
+    unschedulable: result.unschedulable.map((u) => ({ pod: podKey(u.pod), reasons: u.reasons })),
+    totalPrice: roundPrice(result.totalPrice),
+    existingNodes: result.existingNodes.map((n) => ({ name: n.name, pods: n.pods.map(podKey) })),
+  };
+}
+
+// Sums of float prices pick up noise (0.1 + 0.2); prices are quoted to 1/10000 of a cent at most.
+function roundPrice(price: number): number {
+  return Math.round(price * 1e6) / 1e6;
+}
+
+function formatPrice(price: number): string {
+  return `$${price.toFixed(4)}`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+/** The human-readable plan: claims, pods on existing nodes, unschedulable pods with reasons, total. */
+export function formatPlan(result: SchedulingResult): string {
+  let out = '';
+  if (result.nodeClaims.length > 0) {
+    const rows = [['NODEPOOL', 'INSTANCE TYPE', 'CAPACITY', 'ZONE', 'PODS', '$/HOUR']];
+    for (const claim of result.nodeClaims) {
+      const alternatives = claim.instanceTypes.length - 1;
+      const type =
+        alternatives > 0 ? `${claim.offering.instanceType} +${alternatives} alternatives` : claim.offering.instanceType;
+      rows.push([
+        claim.nodePool,
+        type,
+        claim.offering.capacityType,
+        claim.offering.zone,
+        String(claim.pods.length),
+        claim.offering.price.toFixed(4),
+      ]);
+    }
+    out += table(rows);
+  } else {
+    out += 'No new NodeClaims needed.\n';
+  }
+  const used = result.existingNodes.filter((n) => n.pods.length > 0);
+  if (used.length > 0) {
+    out += `\nPods placed on existing nodes:\n`;
+    for (const node of used) out += `  ${node.name}: ${node.pods.length} pod${node.pods.length === 1 ? '' : 's'}\n`;
+  }
+  if (result.unschedulable.length > 0) {
+    out += `\nUnschedulable pods (${result.unschedulable.length}):\n`;
+    for (const { pod, reasons } of result.unschedulable) {
+      out += `  ${podKey(pod)}\n`;
+      for (const reason of reasons.length > 0 ? reasons : ['no reason given']) out += `    ${reason}\n`;
+    }
+  }
+  const placed = result.nodeClaims.reduce((sum, claim) => sum + claim.pods.length, 0);
+  const claims = result.nodeClaims.length;
+  out += `\nTotal: ${claims} NodeClaim${claims === 1 ? '' : 's'} for ${placed} pod${placed === 1 ? '' : 's'}, ${formatPrice(result.totalPrice)}/hour`;
+  if (result.unschedulable.length > 0) out += ` (${result.unschedulable.length} unschedulable)`;
+  return `${out}\n`;
+}
+
+/** Paths of a repeatable flag, each occurrence possibly comma-separated. */
+function paths(parsed: ParsedArgs, name: string): string[] {
+  return flagValues(parsed, name)
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
+}
+
+function writeProblems(io: IO, problems: readonly Problem[]): void {
+  for (const problem of problems) io.stderr.write(`${formatProblem(problem)}\n`);
+}
+
+/** NodePool name → its EC2NodeClass's instance types; problems for NodePools whose class is missing. */
+export function instanceTypesByNodePool(
+  catalog: Catalog,
+  nodePools: readonly NodePool[],
+  nodeClasses: readonly EC2NodeClass[],
+): { instanceTypes: Record<string, InstanceType[]>; problems: Problem[] } {
+  const instanceTypes: Record<string, InstanceType[]> = {};
+  const problems: Problem[] = [];
+  const resolved = new Map<string, InstanceType[]>();
+  for (const nodePool of nodePools) {
+    const name = nodePool.spec.template.spec.nodeClassRef.name;
+    const nodeClass = nodeClasses.find((c) => c.metadata.name === name);
+    if (!nodeClass) {
+      problems.push({
+        severity: 'error',
+        object: `NodePool/${nodePool.metadata.name}`,
+        path: 'spec.template.spec.nodeClassRef.name',
+        message: `EC2NodeClass "${name}" is not among the given manifests: add it to --manifests or fix the name`,
+      });
+      continue;
+    }
+    // NodePools sharing a class share its resolved types: resolving is the costly part of a plan.
+    let types = resolved.get(name);
+    if (!types) {
+      types = resolveInstanceTypes(catalog, nodeClass);
+      resolved.set(name, types);
+    }
+    instanceTypes[nodePool.metadata.name] = types;
+  }
+  return { instanceTypes, problems };
+}
+
 export const planCommand: Command = {
   name: 'plan',
-  summary: 'not implemented yet',
-  usage: 'Usage: karpless plan\n',
-  async run(_args, io) {
-    io.stderr.write('karpless plan: not implemented yet\n');
-    return 1;
+  summary: 'show the NodeClaims karpless would launch for given pods, their price, and why pods do not fit',
+  usage: USAGE,
+  async run(args, io) {
+    const parsed = parseArgs(args, {
+      booleans: ['--json'],
+      values: ['--manifests', '--pods', '--daemonsets', '--nodes', '--catalog'],
+    });
+    if (parsed.positional.length > 0) {
+      throw new UsageError(`unexpected argument "${parsed.positional[0]}" (give paths with --manifests or --pods)`);
+    }
+    const manifestPaths = paths(parsed, '--manifests');
+    const podPaths = paths(parsed, '--pods');
+    if (manifestPaths.length === 0) throw new UsageError('missing required flag --manifests');
+    if (podPaths.length === 0) throw new UsageError('missing required flag --pods');
+    const json = flagValue(parsed, '--json') !== undefined;
+
+    let configuration: ReturnType<typeof requireConfiguration>;
+    try {
+      configuration = requireConfiguration(manifestPaths);
+    } catch (error) {
+      if (!(error instanceof ConfigurationError)) throw error;
+      writeProblems(io, error.problems);
+      return 1;
+    }
+    writeProblems(io, configuration.problems);
+    for (const note of configuration.notes) io.stderr.write(`note: ${note}\n`);
+    const { nodePools, nodeClasses } = configuration.config;
+    if (nodePools.length === 0) {
+      io.stderr.write(`karpless plan: no NodePool found in ${manifestPaths.join(', ')}: nothing could be launched\n`);
+      return 1;
+    }
+
+    const read = readManifestFiles([...podPaths, ...paths(parsed, '--daemonsets'), ...paths(parsed, '--nodes')]);
+    const workloads = collectWorkloads(read.documents);
+    const inputProblems = [...read.problems, ...workloads.problems];
+    if (inputProblems.length > 0) {
+      writeProblems(io, inputProblems);
+      return 1;
+    }
+    for (const note of workloads.notes) io.stderr.write(`note: ${note}\n`);
+    const existing = toExistingNodes(workloads.nodes, workloads.bound);
+    for (const note of existing.notes) io.stderr.write(`note: ${note}\n`);
+
+    const catalogPath = flagValue(parsed, '--catalog');
+    const catalog = catalogPath === undefined ? loadBuiltInCatalog() : readCatalogFile(catalogPath);
+    const resolved = instanceTypesByNodePool(catalog, nodePools, nodeClasses);
+    if (resolved.problems.length > 0) {
+      writeProblems(io, resolved.problems);
+      return 1;
+    }
+
+    const result = solve({
+      pods: workloads.pending,
+      nodePools,
+      instanceTypes: resolved.instanceTypes,
+      daemonSets: workloads.daemonSets,
+      existingNodes: existing.existingNodes,
+    });
+    // Only the price caveat matters for reading a plan; where the catalog came from does not.
+    for (const note of (catalog.notes ?? []).filter((n) => /spot/i.test(n))) io.stderr.write(`note: ${note}\n`);
+    io.stdout.write(json ? `${JSON.stringify(planToJSON(result), null, 2)}\n` : formatPlan(result));
+    return 0;
   },
 };

@@ -1,0 +1,242 @@
+// `npm run bench`: Karpenter's scheduling benchmark shape (reference §7) run through karpless' solve,
+// against the 400 synthetic types and against the built-in us-east-1 catalog. Prints pods/s, nodes,
+// price and the ratio to the LP lower bound, and writes bench/results.json. Only `solve` is timed, as
+// upstream times only Scheduler.Solve; pods and instance types are built before the clock starts.
+//
+//   npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1] [--runs N] [--write]
+
+import { writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Pod } from '../shared/apis/core/v1';
+import type { EC2NodeClass, NodePool, NodeSelectorRequirementWithMinValues } from '../shared/apis/v1/types';
+import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
+import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
+import { syntheticCatalog } from '../shared/instancetypes/synthetic';
+import type { Catalog, InstanceType } from '../shared/instancetypes/types';
+import { type SchedulingResult, solve } from '../shared/scheduling';
+import { podsLowerBound } from '../shared/scheduling/lowerbound';
+import { allows, requirementFrom } from '../shared/scheduling/requirements';
+import { podRequests } from '../shared/scheduling/resources';
+import { HOSTNAME_LABEL, makeDiversePods, makeGenericPods } from './pods';
+
+export const SIZES = [1, 100, 1000, 5000, 10000, 20000];
+export type Suite = 'karpenter-shape' | 'us-east-1';
+const SUITES: Suite[] = ['karpenter-shape', 'us-east-1'];
+
+const ZONE = 'topology.kubernetes.io/zone';
+const CAPACITY_TYPE = 'karpenter.sh/capacity-type';
+
+export interface Measurement {
+  podsPerSecond: number;
+  nodes: number;
+  price: number;
+  lowerBound: number;
+  unschedulable: number;
+}
+
+/** One line of bench/results.json: the keys of issue 3, then the generic-only mix beside it. */
+export interface ResultEntry extends Measurement {
+  suite: Suite;
+  pods: number;
+  generic: Measurement;
+}
+
+const nodeClass: EC2NodeClass = {
+  apiVersion: 'karpenter.k8s.aws/v1',
+  kind: 'EC2NodeClass',
+  metadata: { name: 'default' },
+  spec: {
+    role: 'KarpenterNodeRole-bench',
+    amiSelectorTerms: [{ alias: 'al2023@latest' }],
+    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
+    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
+  },
+};
+
+function nodePool(name: string, requirements: NodeSelectorRequirementWithMinValues[]): NodePool {
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name },
+    spec: {
+      template: {
+        spec: { requirements, nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
+      },
+      // Upstream's benchmark limits: large enough never to bind.
+      limits: { cpu: '10000000', memory: '10000000Gi' },
+    },
+  };
+}
+
+interface SuiteSetup {
+  nodePool: NodePool;
+  catalog: Catalog;
+}
+
+function setup(suite: Suite): SuiteSetup {
+  if (suite === 'karpenter-shape') return { nodePool: nodePool('default', []), catalog: syntheticCatalog(400) };
+  return {
+    nodePool: nodePool('general-purpose', [
+      { key: CAPACITY_TYPE, operator: 'In', values: ['spot', 'on-demand'] },
+      { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm', 'r'] },
+      { key: 'karpenter.k8s.aws/instance-generation', operator: 'Gt', values: ['4'] },
+      { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64', 'arm64'] },
+      { key: 'kubernetes.io/os', operator: 'In', values: ['linux'] },
+    ]),
+    catalog: loadBuiltInCatalog(),
+  };
+}
+
+/** The types and offerings a NodePool's requirements allow: what the lower bound may buy. */
+export function allowedInstanceTypes(pool: NodePool, types: readonly InstanceType[]): InstanceType[] {
+  const requirements = pool.spec.template.spec.requirements.map(requirementFrom);
+  const onOffering = requirements.filter((r) => r.key === ZONE || r.key === CAPACITY_TYPE);
+  const onType = requirements.filter((r) => r.key !== ZONE && r.key !== CAPACITY_TYPE);
+  return types.flatMap((type) => {
+    if (!onType.every((r) => allows(r, type.labels[r.key]))) return [];
+    const offerings = type.offerings.filter((o) =>
+      onOffering.every((r) => allows(r, r.key === ZONE ? o.zone : o.capacityType)),
+    );
+    return [{ ...type, offerings }];
+  });
+}
+
+/** Pods with required hostname anti-affinity against their own labels: each needs a node of its own. */
+export function mutuallyRepellingPods(pods: readonly Pod[]): number {
+  const groups = new Map<string, number>();
+  for (const pod of pods) {
+    for (const term of pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
+      const match = term.labelSelector?.matchLabels;
+      if (term.topologyKey !== HOSTNAME_LABEL || !match || term.labelSelector?.matchExpressions?.length) continue;
+      if (!Object.entries(match).every(([k, v]) => pod.metadata.labels?.[k] === v)) continue;
+      const key = JSON.stringify(Object.entries(match).sort());
+      groups.set(key, (groups.get(key) ?? 0) + 1);
+    }
+  }
+  return Math.max(0, ...groups.values());
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+function runsFor(pods: number): number {
+  if (pods <= 100) return 9;
+  if (pods <= 1000) return 5;
+  return 3;
+}
+
+function measure(pods: Pod[], setupForSuite: SuiteSetup, types: InstanceType[], runs: number): Measurement {
+  // Each run gets its own copy, made before the clock starts, so nothing a run does to its input
+  // (the solver should not, but relaxation rewrites preferences) leaks into the next.
+  const input = () => ({
+    pods: structuredClone(pods),
+    nodePools: [setupForSuite.nodePool],
+    instanceTypes: { [setupForSuite.nodePool.metadata.name]: types },
+  });
+  let result: SchedulingResult = solve(input()); // warm-up: JIT and any caches the solver keeps
+  const seconds: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const runInput = input();
+    const start = performance.now();
+    result = solve(runInput);
+    seconds.push((performance.now() - start) / 1000);
+    // A run past 30 s says enough; more would only make the benchmark unbearable.
+    if ((seconds.at(-1) ?? 0) > 30) break;
+  }
+  const allowed = allowedInstanceTypes(setupForSuite.nodePool, types);
+  const lowerBound = podsLowerBound(pods.map(podRequests), allowed, { minNodes: mutuallyRepellingPods(pods) });
+  return {
+    podsPerSecond: pods.length / median(seconds),
+    nodes: result.nodeClaims.length,
+    price: result.totalPrice,
+    lowerBound,
+    unschedulable: result.unschedulable.length,
+  };
+}
+
+function parseList(args: string[], flag: string): string[] | undefined {
+  const index = args.indexOf(flag);
+  if (index < 0) return undefined;
+  return (args[index + 1] ?? '').split(',').filter((v) => v !== '');
+}
+
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+function row(cells: (string | number)[]): string {
+  const widths = [16, 8, 7, 11, 7, 7, 12, 12, 6];
+  return cells.map((c, i) => (i < 2 ? String(c).padEnd(widths[i] ?? 8) : String(c).padStart(widths[i] ?? 8))).join(' ');
+}
+
+function printLine(suite: string, mix: string, pods: number, m: Measurement): void {
+  const ratio = m.lowerBound > 0 ? (m.price / m.lowerBound).toFixed(3) : '-';
+  console.log(
+    row([
+      suite,
+      mix,
+      pods,
+      Math.round(m.podsPerSecond),
+      m.nodes,
+      m.unschedulable,
+      m.price.toFixed(4),
+      m.lowerBound.toFixed(4),
+      ratio,
+    ]),
+  );
+}
+
+function main(args: string[]): void {
+  const sizes = parseList(args, '--sizes')?.map(Number) ?? SIZES;
+  const suites = (parseList(args, '--suites') as Suite[] | undefined) ?? SUITES;
+  const runsFlag = parseList(args, '--runs')?.[0];
+  const cpu = cpus()[0]?.model ?? 'unknown cpu';
+  console.log(`karpless scheduling benchmark: node ${process.version}, ${cpus().length} × ${cpu}`);
+  console.log('pods/s = median of timed solve() runs after one warm-up; ratio = price / LP lower bound\n');
+  console.log(row(['SUITE', 'MIX', 'PODS', 'PODS/S', 'NODES', 'UNSCHED', '$/HOUR', 'LOWER BOUND', 'RATIO']));
+  const results: ResultEntry[] = [];
+  for (const suite of suites) {
+    const suiteSetup = setup(suite);
+    const types = resolveInstanceTypes(suiteSetup.catalog, nodeClass);
+    for (const size of sizes) {
+      const runs = runsFor(size);
+      const diverse = measure(makeDiversePods(size), suiteSetup, types, runsFlag ? Number(runsFlag) : runs);
+      printLine(suite, 'diverse', size, diverse);
+      const generic = measure(
+        makeGenericPods(size),
+        suiteSetup,
+        types,
+        runsFlag ? Number(runsFlag) : Math.min(runs, 3),
+      );
+      printLine(suite, 'generic', size, generic);
+      const rounded = (m: Measurement): Measurement => ({
+        podsPerSecond: Math.round(m.podsPerSecond),
+        nodes: m.nodes,
+        price: round(m.price, 4),
+        lowerBound: round(m.lowerBound, 4),
+        unschedulable: m.unschedulable,
+      });
+      results.push({ suite, pods: size, ...rounded(diverse), generic: rounded(generic) });
+    }
+  }
+  console.log('\ngeneric mix, price / lower bound (target ≤ 1.10):');
+  for (const suite of suites) {
+    const ratios = results
+      .filter((r) => r.suite === suite && r.generic.lowerBound > 0)
+      .map((r) => `${r.pods}: ${(r.generic.price / r.generic.lowerBound).toFixed(3)}`);
+    console.log(`  ${suite.padEnd(16)} ${ratios.join(', ')}`);
+  }
+  const out = join(dirname(fileURLToPath(import.meta.url)), 'results.json');
+  // A partial run must not replace the full figures unless asked to.
+  if (args.includes('--write') || (sizes === SIZES && suites === SUITES)) {
+    writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`\nwrote ${out}`);
+  } else {
+    console.log(`\npartial run: ${out} left as it was (add --write to replace it)`);
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main(process.argv.slice(2));
