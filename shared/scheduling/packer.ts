@@ -659,7 +659,7 @@ export class Packer {
         if (zone && !allows(zone, o.zone)) continue;
         if (ct && !allows(ct, o.capacityType)) continue;
         if (zoneId && !allows(zoneId, o.zoneID)) continue;
-        if (!best || o.price < best.price) best = o;
+        if (!best || o.price < best.price || (o.price === best.price && preferredOffering(o, best))) best = o;
       }
       if (best) list.push({ t, price: best.price, offering: best });
     }
@@ -1503,6 +1503,15 @@ function roomIn(alloc: Float64Array, used: Float64Array, req: Float64Array): num
 function exceeds(capacity: Float64Array, remaining: Float64Array): number {
   for (let r = 0; r < capacity.length; r++) if (capacity[r]! > remaining[r]!) return r;
   return -1;
+}
+
+// Karpenter launches reserved, then spot, then on-demand when the NodeClaim allows them; at equal
+// price (offline, spot is priced as on-demand) the same order decides, then the zone name for stable plans.
+const CAPACITY_TYPE_RANK: Record<string, number> = { reserved: 0, spot: 1, 'on-demand': 2 };
+
+function preferredOffering(a: Offering, b: Offering): boolean {
+  const rank = (CAPACITY_TYPE_RANK[a.capacityType] ?? 3) - (CAPACITY_TYPE_RANK[b.capacityType] ?? 3);
+  return rank < 0 || (rank === 0 && a.zone < b.zone);
 }
 
 function exceedsCharged(capacity: Float64Array, charged: Float64Array, limit: Float64Array): number {

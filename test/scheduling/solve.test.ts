@@ -35,6 +35,16 @@ describe('solve: packing', () => {
     expect(result.totalPrice).toBeCloseTo(result.nodeClaims[0]!.offering.price);
   });
 
+  it('prefers spot over on-demand at equal price, as Karpenter launches spot first', () => {
+    // Prepare: offline catalogs price spot as on-demand; one type offered both ways at one price.
+    const type = instanceType('m5.large', { cpu: 2, memoryGiB: 8, capacityTypes: ['on-demand', 'spot'] });
+    type.offerings = type.offerings.map((o) => ({ ...o, price: 0.096 }));
+    // Act
+    const result = run({ pods: [pod('a', { cpu: '1', memory: '1Gi' })], instanceTypes: { general: [type] } });
+    // Assess
+    expect(result.nodeClaims[0]!.offering).toMatchObject({ capacityType: 'spot', zone: 'zone-a', price: 0.096 });
+  });
+
   it('lists every type that fits, cheapest first, and no type that does not', () => {
     const result = run({ pods: [pod('big', { cpu: '7', memory: '40Gi' })] });
     expect(result.nodeClaims[0]!.instanceTypes.map((t) => t.name)).toEqual([
