@@ -1,0 +1,180 @@
+// The AWS calls karpless makes, one method per call, so each provider declares exactly the calls it
+// needs (Pick<EC2Api, …>) and unit tests hand it a recording fake. awsApis() adapts real SDK v3
+// clients (the only place the SDK command classes are used).
+
+import {
+  CreateFleetCommand,
+  type CreateFleetCommandInput,
+  type CreateFleetCommandOutput,
+  CreateLaunchTemplateCommand,
+  type CreateLaunchTemplateCommandInput,
+  type CreateLaunchTemplateCommandOutput,
+  DescribeAvailabilityZonesCommand,
+  type DescribeAvailabilityZonesCommandInput,
+  type DescribeAvailabilityZonesCommandOutput,
+  DescribeImagesCommand,
+  type DescribeImagesCommandInput,
+  type DescribeImagesCommandOutput,
+  DescribeInstancesCommand,
+  type DescribeInstancesCommandInput,
+  type DescribeInstancesCommandOutput,
+  DescribeInstanceTypeOfferingsCommand,
+  type DescribeInstanceTypeOfferingsCommandInput,
+  type DescribeInstanceTypeOfferingsCommandOutput,
+  DescribeInstanceTypesCommand,
+  type DescribeInstanceTypesCommandInput,
+  type DescribeInstanceTypesCommandOutput,
+  DescribeLaunchTemplatesCommand,
+  type DescribeLaunchTemplatesCommandInput,
+  type DescribeLaunchTemplatesCommandOutput,
+  DescribeSecurityGroupsCommand,
+  type DescribeSecurityGroupsCommandInput,
+  type DescribeSecurityGroupsCommandOutput,
+  DescribeSpotPriceHistoryCommand,
+  type DescribeSpotPriceHistoryCommandInput,
+  type DescribeSpotPriceHistoryCommandOutput,
+  DescribeSubnetsCommand,
+  type DescribeSubnetsCommandInput,
+  type DescribeSubnetsCommandOutput,
+  EC2Client,
+} from '@aws-sdk/client-ec2';
+import {
+  DescribeClusterCommand,
+  type DescribeClusterCommandInput,
+  type DescribeClusterCommandOutput,
+  EKSClient,
+} from '@aws-sdk/client-eks';
+import {
+  AddRoleToInstanceProfileCommand,
+  type AddRoleToInstanceProfileCommandInput,
+  CreateInstanceProfileCommand,
+  type CreateInstanceProfileCommandInput,
+  type CreateInstanceProfileCommandOutput,
+  GetInstanceProfileCommand,
+  type GetInstanceProfileCommandInput,
+  type GetInstanceProfileCommandOutput,
+  IAMClient,
+  RemoveRoleFromInstanceProfileCommand,
+  type RemoveRoleFromInstanceProfileCommandInput,
+  TagInstanceProfileCommand,
+  type TagInstanceProfileCommandInput,
+} from '@aws-sdk/client-iam';
+import {
+  GetParameterCommand,
+  type GetParameterCommandInput,
+  type GetParameterCommandOutput,
+  SSMClient,
+} from '@aws-sdk/client-ssm';
+
+export interface EC2Api {
+  describeSubnets(input: DescribeSubnetsCommandInput): Promise<DescribeSubnetsCommandOutput>;
+  describeSecurityGroups(input: DescribeSecurityGroupsCommandInput): Promise<DescribeSecurityGroupsCommandOutput>;
+  describeImages(input: DescribeImagesCommandInput): Promise<DescribeImagesCommandOutput>;
+  describeInstanceTypes(input: DescribeInstanceTypesCommandInput): Promise<DescribeInstanceTypesCommandOutput>;
+  describeInstanceTypeOfferings(
+    input: DescribeInstanceTypeOfferingsCommandInput,
+  ): Promise<DescribeInstanceTypeOfferingsCommandOutput>;
+  describeSpotPriceHistory(input: DescribeSpotPriceHistoryCommandInput): Promise<DescribeSpotPriceHistoryCommandOutput>;
+  describeAvailabilityZones(
+    input: DescribeAvailabilityZonesCommandInput,
+  ): Promise<DescribeAvailabilityZonesCommandOutput>;
+  describeLaunchTemplates(input: DescribeLaunchTemplatesCommandInput): Promise<DescribeLaunchTemplatesCommandOutput>;
+  createLaunchTemplate(input: CreateLaunchTemplateCommandInput): Promise<CreateLaunchTemplateCommandOutput>;
+  createFleet(input: CreateFleetCommandInput): Promise<CreateFleetCommandOutput>;
+  describeInstances(input: DescribeInstancesCommandInput): Promise<DescribeInstancesCommandOutput>;
+}
+
+export interface SSMApi {
+  getParameter(input: GetParameterCommandInput): Promise<GetParameterCommandOutput>;
+}
+
+export interface EKSApi {
+  describeCluster(input: DescribeClusterCommandInput): Promise<DescribeClusterCommandOutput>;
+}
+
+export interface IAMApi {
+  getInstanceProfile(input: GetInstanceProfileCommandInput): Promise<GetInstanceProfileCommandOutput>;
+  createInstanceProfile(input: CreateInstanceProfileCommandInput): Promise<CreateInstanceProfileCommandOutput>;
+  addRoleToInstanceProfile(input: AddRoleToInstanceProfileCommandInput): Promise<unknown>;
+  removeRoleFromInstanceProfile(input: RemoveRoleFromInstanceProfileCommandInput): Promise<unknown>;
+  tagInstanceProfile(input: TagInstanceProfileCommandInput): Promise<unknown>;
+}
+
+export interface AwsApis {
+  ec2: EC2Api;
+  ssm: SSMApi;
+  eks: EKSApi;
+  iam: IAMApi;
+}
+
+interface Sender {
+  // biome-ignore lint/suspicious/noExplicitAny: the SDK's send is generic over every command of the client.
+  send(command: any): Promise<any>;
+}
+
+export function ec2Api(client: Sender): EC2Api {
+  return {
+    describeSubnets: (i) => client.send(new DescribeSubnetsCommand(i)),
+    describeSecurityGroups: (i) => client.send(new DescribeSecurityGroupsCommand(i)),
+    describeImages: (i) => client.send(new DescribeImagesCommand(i)),
+    describeInstanceTypes: (i) => client.send(new DescribeInstanceTypesCommand(i)),
+    describeInstanceTypeOfferings: (i) => client.send(new DescribeInstanceTypeOfferingsCommand(i)),
+    describeSpotPriceHistory: (i) => client.send(new DescribeSpotPriceHistoryCommand(i)),
+    describeAvailabilityZones: (i) => client.send(new DescribeAvailabilityZonesCommand(i)),
+    describeLaunchTemplates: (i) => client.send(new DescribeLaunchTemplatesCommand(i)),
+    createLaunchTemplate: (i) => client.send(new CreateLaunchTemplateCommand(i)),
+    createFleet: (i) => client.send(new CreateFleetCommand(i)),
+    describeInstances: (i) => client.send(new DescribeInstancesCommand(i)),
+  };
+}
+
+export function ssmApi(client: Sender): SSMApi {
+  return { getParameter: (i) => client.send(new GetParameterCommand(i)) };
+}
+
+export function eksApi(client: Sender): EKSApi {
+  return { describeCluster: (i) => client.send(new DescribeClusterCommand(i)) };
+}
+
+export function iamApi(client: Sender): IAMApi {
+  return {
+    getInstanceProfile: (i) => client.send(new GetInstanceProfileCommand(i)),
+    createInstanceProfile: (i) => client.send(new CreateInstanceProfileCommand(i)),
+    addRoleToInstanceProfile: (i) => client.send(new AddRoleToInstanceProfileCommand(i)),
+    removeRoleFromInstanceProfile: (i) => client.send(new RemoveRoleFromInstanceProfileCommand(i)),
+    tagInstanceProfile: (i) => client.send(new TagInstanceProfileCommand(i)),
+  };
+}
+
+export interface AwsClientOptions {
+  region?: string;
+  /** e.g. a moto endpoint; the same URL serves every service. */
+  endpoint?: string;
+  /** SDK retry attempts (throttling such as RequestLimitExceeded is retried with backoff). */
+  maxAttempts?: number;
+}
+
+/** Real SDK clients behind the ports, with the SDK's standard retry (it retries throttling). */
+export function awsApis(options: AwsClientOptions = {}): AwsApis & { destroy(): void } {
+  const config = {
+    ...(options.region ? { region: options.region } : {}),
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    maxAttempts: options.maxAttempts ?? 5,
+  };
+  const ec2 = new EC2Client(config);
+  const ssm = new SSMClient(config);
+  const eks = new EKSClient(config);
+  const iam = new IAMClient(config);
+  return {
+    ec2: ec2Api(ec2),
+    ssm: ssmApi(ssm),
+    eks: eksApi(eks),
+    iam: iamApi(iam),
+    destroy() {
+      ec2.destroy();
+      ssm.destroy();
+      eks.destroy();
+      iam.destroy();
+    },
+  };
+}

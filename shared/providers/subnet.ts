@@ -1,0 +1,63 @@
+// Subnets selected by an EC2NodeClass (AWS pkg/providers/subnet): one DescribeSubnets per term,
+// unioned, most free IPs first, as status.subnets lists them.
+
+import type { Filter } from '@aws-sdk/client-ec2';
+import type { SubnetSelectorTerm } from '../apis/v1/types';
+import { tagFilters, tagsToRecord } from './filters';
+import type { EC2Api } from './ports';
+
+export type SubnetPort = Pick<EC2Api, 'describeSubnets'>;
+
+export interface Subnet {
+  id: string;
+  zone: string;
+  zoneID?: string;
+  availableIps: number;
+  tags: Record<string, string>;
+}
+
+export function subnetTermFilters(term: SubnetSelectorTerm): Filter[] {
+  const filters: Filter[] = [];
+  if (term.id) filters.push({ Name: 'subnet-id', Values: [term.id] });
+  filters.push(...tagFilters(term.tags));
+  return filters;
+}
+
+export class SubnetProvider {
+  constructor(private readonly ec2: SubnetPort) {}
+
+  async list(terms: readonly SubnetSelectorTerm[]): Promise<Subnet[]> {
+    const byId = new Map<string, Subnet>();
+    for (const term of terms) {
+      const filters = subnetTermFilters(term);
+      if (filters.length === 0) continue;
+      let token: string | undefined;
+      do {
+        const page = await this.ec2.describeSubnets({ Filters: filters, ...(token ? { NextToken: token } : {}) });
+        for (const s of page.Subnets ?? []) {
+          if (!s.SubnetId || !s.AvailabilityZone) continue;
+          byId.set(s.SubnetId, {
+            id: s.SubnetId,
+            zone: s.AvailabilityZone,
+            ...(s.AvailabilityZoneId ? { zoneID: s.AvailabilityZoneId } : {}),
+            availableIps: s.AvailableIpAddressCount ?? 0,
+            tags: tagsToRecord(s.Tags),
+          });
+        }
+        token = page.NextToken;
+      } while (token);
+    }
+    return [...byId.values()].sort((a, b) => b.availableIps - a.availableIps || a.id.localeCompare(b.id));
+  }
+}
+
+/** zone → subnets, the shape selectOverrides takes. */
+export function subnetsByZone(subnets: readonly Subnet[]): Record<string, { id: string; availableIps: number }[]> {
+  const out: Record<string, { id: string; availableIps: number }[]> = {};
+  for (const s of subnets) {
+    const list = out[s.zone] ?? [];
+    list.push({ id: s.id, availableIps: s.availableIps });
+    out[s.zone] = list;
+  }
+  return out;
+}

@@ -1,0 +1,332 @@
+import type {
+  CreateFleetCommandInput,
+  CreateFleetCommandOutput,
+  CreateLaunchTemplateCommandInput,
+} from '@aws-sdk/client-ec2';
+import { describe, expect, it } from 'vitest';
+import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
+import type { InstanceType } from '../../shared/instancetypes/types';
+import {
+  InstanceLauncher,
+  InsufficientCapacityError,
+  LaunchError,
+  type LaunchRequest,
+  type ResolvedNodeClass,
+} from '../../shared/providers/instance';
+import type { EC2Api } from '../../shared/providers/ports';
+import { InMemoryUnavailableOfferings } from '../../shared/providers/unavailableofferings';
+import { awsError, fakeClock, recordingFake } from './fakes';
+
+const nodeClass: EC2NodeClass = {
+  apiVersion: 'karpenter.k8s.aws/v1',
+  kind: 'EC2NodeClass',
+  metadata: { name: 'default' },
+  spec: {
+    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'c1' } }],
+    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'c1' } }],
+    amiSelectorTerms: [{ alias: 'al2023@latest' }],
+    role: 'Node',
+    tags: { team: 'a' },
+  },
+};
+
+const nodePool: NodePool = {
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: 'general' },
+  spec: {
+    template: {
+      spec: { requirements: [], nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
+    },
+  },
+};
+
+function instanceType(name: string, price: number, zones = ['us-west-2a', 'us-west-2b']): InstanceType {
+  return {
+    name,
+    labels: { 'kubernetes.io/arch': 'amd64', 'node.kubernetes.io/instance-type': name },
+    capacity: { cpu: 2000, memory: 8 * 2 ** 30, pods: 29 },
+    overhead: { kubeReserved: {}, systemReserved: {}, evictionThreshold: {} },
+    allocatable: { cpu: 1930, memory: 7 * 2 ** 30, pods: 29 },
+    offerings: zones.map((zone) => ({ zone, capacityType: 'on-demand', price, available: true })),
+    info: {
+      name,
+      arch: 'amd64',
+      vcpu: 2,
+      memoryMiB: 8192,
+      maximumNetworkInterfaces: 3,
+      ipv4PerInterface: 10,
+      gpus: 0,
+      offerings: [],
+    },
+  };
+}
+
+const resolved: ResolvedNodeClass = {
+  subnets: [
+    { id: 'subnet-a', zone: 'us-west-2a', availableIps: 100, tags: {} },
+    { id: 'subnet-b', zone: 'us-west-2b', availableIps: 50, tags: {} },
+  ],
+  securityGroups: [{ id: 'sg-1' }],
+  amis: [
+    {
+      id: 'ami-x86',
+      requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }],
+    },
+  ],
+  instanceProfile: 'c1_123',
+  cluster: {
+    name: 'c1',
+    endpoint: 'https://c1.example',
+    caBundle: 'Y2E=',
+    serviceCIDR: '172.20.0.0/16',
+    version: '1.31',
+    dnsIP: '172.20.0.10',
+    ipv6: false,
+  },
+};
+
+function request(types: InstanceType[]): LaunchRequest {
+  return {
+    nodeClaimName: 'general-abcde',
+    nodePool,
+    nodeClass,
+    instanceTypes: types,
+    capacityType: 'on-demand',
+    labels: {},
+  };
+}
+
+function launched(type: string, zone: string): CreateFleetCommandOutput {
+  return {
+    $metadata: {},
+    Instances: [
+      {
+        InstanceIds: ['i-0123'],
+        InstanceType: type as never,
+        Lifecycle: 'on-demand',
+        LaunchTemplateAndOverrides: { Overrides: { InstanceType: type as never, AvailabilityZone: zone } },
+      },
+    ],
+  };
+}
+
+function ice(type: string, zone: string, code = 'InsufficientInstanceCapacity'): CreateFleetCommandOutput {
+  return {
+    $metadata: {},
+    Errors: [
+      {
+        ErrorCode: code,
+        ErrorMessage: `no ${type} in ${zone}`,
+        LaunchTemplateAndOverrides: { Overrides: { InstanceType: type as never, AvailabilityZone: zone } },
+      },
+    ],
+  };
+}
+
+function overridesOf(input: unknown): string[] {
+  return ((input as CreateFleetCommandInput).LaunchTemplateConfigs ?? []).flatMap((c) =>
+    (c.Overrides ?? []).map((o) => `${o.InstanceType}:${o.AvailabilityZone}`),
+  );
+}
+
+function setup(fleet: (input: CreateFleetCommandInput, call: number) => CreateFleetCommandOutput) {
+  let call = 0;
+  const ec2 = recordingFake<EC2Api>({
+    describeInstances: () => ({ $metadata: {}, Reservations: [] }),
+    createFleet: (input) => fleet(input, call++),
+  });
+  const ensured: string[] = [];
+  const invalidated: string[] = [];
+  const launchTemplates = {
+    ensure: async (input: CreateLaunchTemplateCommandInput) => {
+      ensured.push(input.LaunchTemplateName ?? '');
+      return { name: input.LaunchTemplateName ?? '', id: 'lt-1', created: false };
+    },
+    invalidate: (name: string) => {
+      invalidated.push(name);
+    },
+  };
+  const clock = fakeClock();
+  const unavailable = new InMemoryUnavailableOfferings(clock);
+  const sleeps: number[] = [];
+  const launcher = new InstanceLauncher({
+    ec2,
+    launchTemplates,
+    unavailable,
+    clusterName: 'c1',
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+  });
+  return { ec2, launcher, unavailable, clock, ensured, invalidated, sleeps };
+}
+
+const cheap = instanceType('m5.large', 0.096);
+const dear = instanceType('m5.xlarge', 0.192);
+
+describe('InstanceLauncher', () => {
+  it('returns the instance the claim already has instead of launching another', async () => {
+    const ec2 = recordingFake<EC2Api>({
+      describeInstances: () => ({
+        $metadata: {},
+        Reservations: [
+          {
+            Instances: [
+              {
+                InstanceId: 'i-old',
+                InstanceType: 'm5.xlarge',
+                Placement: { AvailabilityZone: 'us-west-2b' },
+                InstanceLifecycle: 'spot',
+                ImageId: 'ami-x86',
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    const launcher = new InstanceLauncher({
+      ec2,
+      launchTemplates: { ensure: async () => ({ name: 'x', id: 'y', created: false }), invalidate: () => {} },
+      unavailable: new InMemoryUnavailableOfferings(fakeClock()),
+      clusterName: 'c1',
+    });
+    expect(await launcher.launch(request([cheap]), resolved)).toEqual({
+      instanceId: 'i-old',
+      instanceType: 'm5.xlarge',
+      zone: 'us-west-2b',
+      capacityType: 'spot',
+      imageId: 'ami-x86',
+      existing: true,
+    });
+    // No CreateFleet (the fake would have thrown on it), only the lookup by claim tag.
+    expect(ec2.calls).toEqual([
+      {
+        method: 'describeInstances',
+        input: {
+          Filters: [
+            { Name: 'tag:karpenter.sh/nodeclaim', Values: ['general-abcde'] },
+            { Name: 'tag:eks:eks-cluster-name', Values: ['c1'] },
+            { Name: 'instance-state-name', Values: ['pending', 'running', 'stopping', 'stopped'] },
+          ],
+        },
+      },
+    ]);
+  });
+
+  it('ensures the template and launches the cheapest offerings with a claim-derived ClientToken', async () => {
+    const { ec2, launcher, ensured } = setup(() => launched('m5.large', 'us-west-2a'));
+    const result = await launcher.launch(request([cheap, dear]), resolved);
+    expect(result).toEqual({
+      instanceId: 'i-0123',
+      instanceType: 'm5.large',
+      zone: 'us-west-2a',
+      capacityType: 'on-demand',
+      imageId: 'ami-x86',
+      existing: false,
+    });
+    expect(ensured).toHaveLength(1);
+    const [fleet] = ec2.callsTo('createFleet') as CreateFleetCommandInput[];
+    expect(overridesOf(fleet)).toEqual([
+      'm5.large:us-west-2a',
+      'm5.large:us-west-2b',
+      'm5.xlarge:us-west-2a',
+      'm5.xlarge:us-west-2b',
+    ]);
+    expect(fleet?.ClientToken).toMatch(/^karpless-/);
+    const tags = Object.fromEntries((fleet?.TagSpecifications?.[0]?.Tags ?? []).map((t) => [t.Key, t.Value]));
+    expect(tags).toMatchObject({ 'karpenter.sh/nodeclaim': 'general-abcde', Name: 'general-abcde', team: 'a' });
+    expect(tags).not.toHaveProperty('karpenter.sh/managed-by');
+  });
+
+  it('gives a redelivered launch of the same claim the same ClientToken', async () => {
+    const first = setup(() => launched('m5.large', 'us-west-2a'));
+    const second = setup(() => launched('m5.large', 'us-west-2a'));
+    await first.launcher.launch(request([cheap]), resolved);
+    await second.launcher.launch(request([cheap]), resolved);
+    const token = (s: typeof first) => (s.ec2.callsTo('createFleet')[0] as CreateFleetCommandInput).ClientToken;
+    expect(token(first)).toBe(token(second));
+  });
+
+  it('marks an ICE offering unavailable for 3 minutes and retries with what remains', async () => {
+    const { ec2, launcher, unavailable, clock } = setup((_input, call) =>
+      call === 0 ? ice('m5.large', 'us-west-2a') : launched('m5.large', 'us-west-2b'),
+    );
+    const result = await launcher.launch(request([cheap, dear]), resolved);
+    expect(result).toMatchObject({ instanceType: 'm5.large', zone: 'us-west-2b' });
+    const calls = ec2.callsTo('createFleet') as CreateFleetCommandInput[];
+    expect(overridesOf(calls[1])).toEqual(['m5.large:us-west-2b', 'm5.xlarge:us-west-2a', 'm5.xlarge:us-west-2b']);
+    expect(calls[1]?.ClientToken).not.toBe(calls[0]?.ClientToken);
+    expect(unavailable.isUnavailable('on-demand', 'm5.large', 'us-west-2a')).toBe(true);
+    clock.advance(180_000);
+    expect(unavailable.isUnavailable('on-demand', 'm5.large', 'us-west-2a')).toBe(false);
+  });
+
+  it('skips offerings already in the unavailable cache', async () => {
+    const { ec2, launcher, unavailable } = setup(() => launched('m5.xlarge', 'us-west-2a'));
+    unavailable.markUnavailable('on-demand', 'm5.large', 'us-west-2a', 'ICE');
+    unavailable.markUnavailable('on-demand', 'm5.large', 'us-west-2b', 'ICE');
+    await launcher.launch(request([cheap, dear]), resolved);
+    expect(overridesOf(ec2.callsTo('createFleet')[0])).toEqual(['m5.xlarge:us-west-2a', 'm5.xlarge:us-west-2b']);
+  });
+
+  it('throws InsufficientCapacityError listing every reason when nothing remains', async () => {
+    const { ec2, launcher } = setup((input) => {
+      const [first = ''] = overridesOf(input);
+      const [type = '', zone = ''] = first.split(':');
+      return ice(type, zone, type === 'm5.large' ? 'InsufficientInstanceCapacity' : 'VcpuLimitExceeded');
+    });
+    const error = await launcher.launch(request([cheap, dear]), resolved).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InsufficientCapacityError);
+    expect((error as InsufficientCapacityError).failures.map((f) => `${f.offering} ${f.code}`)).toEqual([
+      'on-demand:m5.large:us-west-2a InsufficientInstanceCapacity',
+      'on-demand:m5.large:us-west-2b InsufficientInstanceCapacity',
+      'on-demand:m5.xlarge:us-west-2a VcpuLimitExceeded',
+      'on-demand:m5.xlarge:us-west-2b VcpuLimitExceeded',
+    ]);
+    expect((error as Error).message).toContain('on-demand:m5.xlarge:us-west-2b: VcpuLimitExceeded');
+    expect(ec2.callsTo('createFleet')).toHaveLength(4);
+  });
+
+  it('retries a throttled CreateFleet with backoff', async () => {
+    const { launcher, sleeps } = setup((_, call) => {
+      if (call < 2) throw awsError('RequestLimitExceeded', 'Request limit exceeded.');
+      return launched('m5.large', 'us-west-2a');
+    });
+    expect(await launcher.launch(request([cheap]), resolved)).toMatchObject({ instanceId: 'i-0123' });
+    expect(sleeps).toEqual([500, 1000]);
+  });
+
+  it('gives up on throttling after its retries and says so', async () => {
+    const { launcher, sleeps } = setup(() => {
+      throw awsError('RequestLimitExceeded');
+    });
+    await expect(launcher.launch(request([cheap]), resolved)).rejects.toThrow(/still throttled after 5 attempts/);
+    expect(sleeps).toEqual([500, 1000, 2000, 4000]);
+  });
+
+  it('recreates a launch template EC2 reports missing, once', async () => {
+    const { ec2, launcher, ensured, invalidated } = setup((_, call) =>
+      call === 0
+        ? ice('m5.large', 'us-west-2a', 'InvalidLaunchTemplateName.NotFoundException')
+        : launched('m5.large', 'us-west-2a'),
+    );
+    await launcher.launch(request([cheap]), resolved);
+    expect(invalidated).toHaveLength(1);
+    expect(ensured).toHaveLength(2);
+    expect(ec2.callsTo('createFleet')).toHaveLength(2);
+  });
+
+  it('reports errors that are not about capacity as a LaunchError', async () => {
+    const { launcher, unavailable } = setup(() => ice('m5.large', 'us-west-2a', 'UnauthorizedOperation'));
+    await expect(launcher.launch(request([cheap]), resolved)).rejects.toThrow(LaunchError);
+    expect(unavailable.snapshot()).toEqual({});
+  });
+
+  it('refuses a claim whose types have no offering in the node class subnets', async () => {
+    const { ec2, launcher } = setup(() => launched('x', 'y'));
+    const elsewhere = instanceType('m5.large', 0.1, ['us-west-2c']);
+    await expect(launcher.launch(request([elsewhere]), resolved)).rejects.toThrow(InsufficientCapacityError);
+    expect(ec2.callsTo('createFleet')).toEqual([]);
+  });
+});
