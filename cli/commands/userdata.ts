@@ -1,9 +1,10 @@
 // `karpless userdata`: the decoded userData Karpenter would give a node of one NodePool, EC2NodeClass
 // and instance type, computed offline from the manifests (no AWS calls).
 
-import { bottlerocketVersion, resolveAMIFamily } from '../../shared/amifamily/family';
+import { bottlerocketVersion } from '../../shared/amifamily/family';
 import { droppedKubernetesSettings, renderUserData, UserDataError } from '../../shared/amifamily/userdata';
 import { requireConfiguration } from '../../shared/apis/config';
+import { resolveAMIFamily } from '../../shared/apis/v1/amifamily';
 import type { AMIFamily, EC2NodeClass, NodePool, Taint } from '../../shared/apis/v1/types';
 import { loadBuiltInCatalog, readCatalogFile, resolveInstanceTypes } from '../../shared/instancetypes';
 import type { CapacityType, InstanceType } from '../../shared/instancetypes/types';

@@ -1,9 +1,10 @@
 // amiSelectorTerms[].alias → the public SSM parameters that name the AMI, per Kubernetes version,
 // architecture and variant (AWS pkg/providers/amifamily/{al2,al2023,bottlerocket,windows}.go). Pure.
 
-import type { AMIFamily, NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
+import { ALIAS_FAMILIES, type AliasFamily } from '../apis/v1/amifamily';
+import type { NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
 
-export type AliasFamily = Exclude<AMIFamily, 'Custom'>;
+export type { AliasFamily };
 export type Variant = 'standard' | 'nvidia' | 'neuron';
 export type EC2Architecture = 'x86_64' | 'arm64';
 
@@ -12,15 +13,6 @@ export const LABEL_OS = 'kubernetes.io/os';
 export const LABEL_WINDOWS_BUILD = 'node.kubernetes.io/windows-build';
 export const LABEL_GPU_COUNT = 'karpenter.k8s.aws/instance-gpu-count';
 export const LABEL_ACCELERATOR_COUNT = 'karpenter.k8s.aws/instance-accelerator-count';
-
-const FAMILIES: Record<string, AliasFamily> = {
-  al2: 'AL2',
-  al2023: 'AL2023',
-  bottlerocket: 'Bottlerocket',
-  windows2019: 'Windows2019',
-  windows2022: 'Windows2022',
-  windows2025: 'Windows2025',
-};
 
 export const WINDOWS_BUILDS: Record<'Windows2019' | 'Windows2022' | 'Windows2025', string> = {
   Windows2019: '10.0.17763',
@@ -45,10 +37,10 @@ export function parseAlias(alias: string): Alias {
     throw new UnsupportedAliasError(`alias "${alias}" is improperly formatted, must match the format 'family@version'`);
   }
   const familyName = alias.slice(0, at).toLowerCase();
-  const family = FAMILIES[familyName];
+  const family = ALIAS_FAMILIES[familyName];
   if (!family) {
     throw new UnsupportedAliasError(
-      `alias "${alias}" has unknown family "${familyName}"; use one of ${Object.keys(FAMILIES).join(', ')}`,
+      `alias "${alias}" has unknown family "${familyName}"; use one of ${Object.keys(ALIAS_FAMILIES).join(', ')}`,
     );
   }
   const version = alias.slice(at + 1);

@@ -3,30 +3,11 @@
 
 import type { AMIFamily, BlockDeviceMapping, EC2NodeClass } from '../apis/v1/types';
 
-const ALIAS_FAMILIES: Record<string, AMIFamily> = {
-  al2: 'AL2',
-  al2023: 'AL2023',
-  bottlerocket: 'Bottlerocket',
-  windows2019: 'Windows2019',
-  windows2022: 'Windows2022',
-  windows2025: 'Windows2025',
-};
-
 function aliasOf(nodeClass: EC2NodeClass): { family: string; version: string } | undefined {
   const alias = nodeClass.spec.amiSelectorTerms.find((t) => t.alias !== undefined)?.alias;
   if (alias === undefined) return undefined;
   const at = alias.indexOf('@');
   return { family: (at < 0 ? alias : alias.slice(0, at)).toLowerCase(), version: at < 0 ? '' : alias.slice(at + 1) };
-}
-
-/**
- * The family whose userData and defaults apply: spec.amiFamily when set (it may be Custom alongside
- * an alias), else the alias family. Undefined when neither is given (validation reports that).
- */
-export function resolveAMIFamily(nodeClass: EC2NodeClass): AMIFamily | undefined {
-  if (nodeClass.spec.amiFamily !== undefined) return nodeClass.spec.amiFamily;
-  const alias = aliasOf(nodeClass);
-  return alias ? ALIAS_FAMILIES[alias.family] : undefined;
 }
 
 export function isWindowsFamily(family: AMIFamily | undefined): boolean {

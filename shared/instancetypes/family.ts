@@ -1,7 +1,7 @@
 // The parts of an AMI family's behaviour that change an instance type's capacity and overhead
 // (reference §2, "Default block devices and family behaviour").
 
-import type { AMIFamily, EC2NodeClass } from '../apis/v1/types';
+import type { AMIFamily } from '../apis/v1/types';
 
 export interface AMIFamilyFeatures {
   /** Pods default to the ENI formula; otherwise 110. */
@@ -67,34 +67,4 @@ const FEATURES: Record<AMIFamily, AMIFamilyFeatures> = {
 
 export function amiFamilyFeatures(family: AMIFamily): AMIFamilyFeatures {
   return FEATURES[family];
-}
-
-const ALIAS_FAMILIES: Record<string, AMIFamily> = {
-  al2: 'AL2',
-  al2023: 'AL2023',
-  bottlerocket: 'Bottlerocket',
-  windows2019: 'Windows2019',
-  windows2022: 'Windows2022',
-  windows2025: 'Windows2025',
-};
-
-/** The family named by an alias such as `al2023@latest`, or undefined for an unknown one. */
-export function amiFamilyFromAlias(alias: string): AMIFamily | undefined {
-  const at = alias.indexOf('@');
-  return ALIAS_FAMILIES[(at < 0 ? alias : alias.slice(0, at)).toLowerCase()];
-}
-
-/**
- * The NodeClass's AMI family as Karpenter resolves it: an explicit `amiFamily` wins (it may be Custom
- * beside an alias), then the alias, else Custom (validation requires one of the two).
- */
-export function resolveAMIFamily(nodeClass: EC2NodeClass): AMIFamily {
-  if (nodeClass.spec.amiFamily) return nodeClass.spec.amiFamily;
-  for (const term of nodeClass.spec.amiSelectorTerms ?? []) {
-    if (term.alias) {
-      const family = amiFamilyFromAlias(term.alias);
-      if (family) return family;
-    }
-  }
-  return 'Custom';
 }

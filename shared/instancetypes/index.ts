@@ -1,6 +1,7 @@
 // The instance-type catalog: the built-in snapshot, `--catalog FILE`, and instance types resolved
 // against an EC2NodeClass (labels, capacity, overhead, allocatable, offerings).
 
+export { amiFamilyFromAlias, resolveAMIFamily } from '../apis/v1/amifamily';
 export {
   ARM64_CMA_RESERVED_MIB,
   type CapacitySettings,
@@ -51,7 +52,7 @@ export {
   type SnapshotInput,
   SPOT_PRICED_AS_ON_DEMAND_NOTE,
 } from './ec2';
-export { type AMIFamilyFeatures, amiFamilyFeatures, amiFamilyFromAlias, resolveAMIFamily } from './family';
+export { type AMIFamilyFeatures, amiFamilyFeatures } from './family';
 export * from './labels';
 export { capacitySettings, type ResolveOptions, resolveInstanceTypes } from './resolve';
 export { SYNTHETIC_REGION, SYNTHETIC_ZONES, syntheticCatalog, syntheticPrice } from './synthetic';

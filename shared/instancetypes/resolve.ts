@@ -3,6 +3,7 @@
 
 import { ConfigurationError, type Problem } from '../apis/problems';
 import { parseQuantityOrUndefined } from '../apis/quantity';
+import { resolveAMIFamily } from '../apis/v1/amifamily';
 import type { AMIFamily, EC2NodeClass } from '../apis/v1/types';
 import {
   type CapacitySettings,
@@ -12,7 +13,7 @@ import {
   EVICTION_MEMORY_AVAILABLE,
   EVICTION_NODEFS_AVAILABLE,
 } from './capacity';
-import { amiFamilyFeatures, resolveAMIFamily } from './family';
+import { amiFamilyFeatures } from './family';
 import { instanceTypeLabels } from './labels';
 import type { CapacityType, Catalog, InstanceType, Offering } from './types';
 
@@ -36,7 +37,7 @@ export function capacitySettings(
 ): CapacitySettings {
   checkQuantities(nodeClass);
   return {
-    amiFamily: options.amiFamily ?? resolveAMIFamily(nodeClass),
+    amiFamily: options.amiFamily ?? resolveAMIFamily(nodeClass) ?? 'Custom',
     kubelet: nodeClass.spec.kubelet,
     blockDeviceMappings: nodeClass.spec.blockDeviceMappings,
     instanceStorePolicy: nodeClass.spec.instanceStorePolicy,

@@ -11,9 +11,10 @@ import type {
   RequestLaunchTemplateData,
   Tag,
 } from '@aws-sdk/client-ec2';
-import { bottlerocketVersion, defaultBlockDeviceMappings, resolveAMIFamily } from '../amifamily/family';
+import { bottlerocketVersion, defaultBlockDeviceMappings } from '../amifamily/family';
 import { renderUserData } from '../amifamily/userdata';
 import { parseQuantity } from '../apis/quantity';
+import { resolveAMIFamily } from '../apis/v1/amifamily';
 import type {
   AMIFamily,
   EC2NodeClass,

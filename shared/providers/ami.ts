@@ -11,7 +11,7 @@ import {
   LABEL_WINDOWS_BUILD,
   WINDOWS_BUILDS,
 } from '../amifamily/alias';
-import { resolveAMIFamily } from '../amifamily/family';
+import { resolveAMIFamily } from '../apis/v1/amifamily';
 import type { AMISelectorTerm, EC2NodeClass, NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
 import type { ResolvedAMI } from '../launch/launchtemplate';
 import { isNotFound } from './aws-errors';

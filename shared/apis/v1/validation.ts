@@ -5,6 +5,7 @@
 // `kubectl apply --validate=strict`.
 
 import { parseDurationSeconds } from '../duration';
+import { ALIAS_FAMILIES } from './amifamily';
 import { parseCron } from './cron';
 import { NODEPOOL_LABEL, restrictedLabelMessages, WELL_KNOWN_VALUES } from './labels';
 import {
@@ -348,15 +349,6 @@ function exclusivePerTerm(field: string, others: readonly string[], message: str
         : [],
     );
 }
-
-const ALIAS_FAMILIES: Readonly<Record<string, string>> = {
-  al2: 'AL2',
-  al2023: 'AL2023',
-  bottlerocket: 'Bottlerocket',
-  windows2019: 'Windows2019',
-  windows2022: 'Windows2022',
-  windows2025: 'Windows2025',
-};
 
 const UBUNTU_MIGRATION =
   'Ubuntu is not supported in Karpenter v1 (removed in v1.0.0). Migrate by pinning the Ubuntu AMI: either amiFamily: Custom with amiSelectorTerms: [{id: ami-...}] and your own userData, or amiFamily: AL2 (its bootstrap.sh userData works with the EKS Ubuntu AMIs) with amiSelectorTerms: [{id: ami-...}]';
