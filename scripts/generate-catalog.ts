@@ -6,9 +6,7 @@
 //
 // Without --endpoint it starts moto_server on a free 127.0.0.1 port and stops it afterwards.
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,57 +19,9 @@ import {
 } from '@aws-sdk/client-ec2';
 import { parseCatalog } from '../shared/instancetypes/catalog';
 import { buildCatalogSnapshot, formatCatalog } from '../shared/instancetypes/ec2';
+import { startMotoServer } from './moto-server';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const READY_TIMEOUT_MS = 30_000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startMoto(): Promise<{ endpoint: string; child: ChildProcess }> {
-  const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const child = spawn('moto_server', ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    log = (log + chunk.toString('utf8')).slice(-4000);
-  });
-  const spawnError = new Promise<never>((_, reject) =>
-    child.on('error', (error) =>
-      reject(new Error(`cannot start moto_server (${error.message}); install it with: pip install 'moto[server]'`)),
-    ),
-  );
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  const ready = (async () => {
-    while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`moto_server exited with ${child.exitCode}:\n${log}`);
-      try {
-        if ((await fetch(`${endpoint}/moto-api/`)).ok) return;
-      } catch {
-        // not listening yet
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`moto_server did not answer on ${endpoint} within ${READY_TIMEOUT_MS / 1000}s:\n${log}`);
-  })();
-  try {
-    await Promise.race([ready, spawnError]);
-  } catch (error) {
-    child.kill();
-    throw error;
-  }
-  return { endpoint, child };
-}
 
 async function describe(client: EC2Client): Promise<{ types: InstanceTypeInfo[]; offerings: InstanceTypeOffering[] }> {
   const types: InstanceTypeInfo[] = [];
@@ -114,7 +64,9 @@ async function main(): Promise<void> {
   const prices = pricing.regions[region];
   if (!prices) throw new Error(`${values.pricing} has no prices for ${region}`);
 
-  const moto = values.endpoint ? undefined : await startMoto();
+  const moto = values.endpoint
+    ? undefined
+    : await startMotoServer({ command: 'moto_server', installHint: "install it with: pip install 'moto[server]'" });
   const endpoint = values.endpoint ?? moto?.endpoint ?? '';
   try {
     const client = new EC2Client({
@@ -143,7 +95,7 @@ async function main(): Promise<void> {
         `${offeringCount} offerings, ${Math.round(text.length / 1024)} KiB\n`,
     );
   } finally {
-    moto?.child.kill();
+    await moto?.stop();
   }
 }
 

@@ -1,7 +1,7 @@
 // userData per AMI family (Karpenter's bootstrap package): pure text in, text out.
 // CONTRACT (consumed by the launch providers): UserDataInput, renderUserData, UserDataError.
 
-import type { AMIFamily, KubeletConfiguration, Taint } from '../../apis/v1/types';
+import type { AMIFamily } from '../../apis/v1/types';
 import type { CapacityType } from '../../instancetypes/types';
 import { MimeParseError } from '../mime';
 import { renderAL2 } from './al2';
@@ -14,25 +14,11 @@ import { renderWindows } from './windows';
 export { droppedKubernetesSettings, supportsDefaultBind } from './bottlerocket';
 export { isRestrictedNodeLabel, nodeLabels, nodeTaints, UNREGISTERED_TAINT } from './options';
 
-export interface UserDataInput {
+/** What the launch path gives: the family input plus the family and capacity type that shape it. */
+export interface UserDataInput extends FamilyInput {
   /** Resolved family (the alias family, or spec.amiFamily). */
   family: AMIFamily;
-  clusterName: string;
-  clusterEndpoint: string;
-  /** Base64 PEM of the cluster CA. */
-  caBundle: string;
-  clusterCIDR?: string;
-  /** Already filled: maxPods always set, clusterDNS defaulted. */
-  kubelet: KubeletConfiguration;
-  /** NodeClaim taints then startupTaints; karpenter.sh/unregistered is added by the renderer. */
-  taints: Taint[];
-  /** NodeClaim labels; the renderer adds capacity-type/do-not-sync-taints and drops restricted ones. */
-  labels: Record<string, string>;
   capacityType: CapacityType;
-  instanceStorePolicy?: 'RAID0';
-  customUserData?: string;
-  /** Decides the RAID0 bind form for Bottlerocket. */
-  bottlerocketVersion?: string;
 }
 
 /**
