@@ -2,6 +2,7 @@
 // CONTRACT (used by plan, status, userdata, launch-template, synth and the Lambdas): keep these
 // exported names and shapes stable.
 
+import { checkCustomUserData } from '../amifamily/userdata/check';
 import { type LoadedDocument, readManifestFiles } from './load';
 import { ConfigurationError, type Problem } from './problems';
 import { defaultEC2NodeClass, defaultNodePool } from './v1/defaults';
@@ -130,8 +131,12 @@ export function buildConfiguration(
 
     const clean = pruneNulls(doc.object);
     if (kind === 'NodePool') nodePools.push({ doc, nodePool: defaultNodePool(clean as NodePool), object });
-    else if (kind === 'EC2NodeClass') result.config.nodeClasses.push(defaultEC2NodeClass(clean as EC2NodeClass));
-    else
+    else if (kind === 'EC2NodeClass') {
+      const nodeClass = defaultEC2NodeClass(clean as EC2NodeClass);
+      const userDataIssues = checkCustomUserData(nodeClass);
+      for (const issue of userDataIssues) problem(issue.message, issue.path, issue.severity);
+      if (userDataIssues.every((issue) => issue.severity === 'warning')) result.config.nodeClasses.push(nodeClass);
+    } else
       result.notes.push(
         `${doc.file}: ${object} is valid; NodeClaims are created by karpless, so it is not part of the configuration`,
       );

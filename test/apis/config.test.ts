@@ -115,6 +115,38 @@ describe('buildConfiguration', () => {
     expect(result.config.nodePools[0]?.spec).not.toHaveProperty('weight');
   });
 
+  it.each([
+    ['bottlerocket@latest', "[settings.kubernetes\nmax-pods = 'x'"],
+    ['al2023@latest', 'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="B"\n\nno parts here'],
+  ])('rejects custom userData the %s node could not boot with, before any launch', (alias, userData) => {
+    const bad = set(set(nodeClass(), 'spec.amiSelectorTerms', [{ alias }]), 'spec.userData', userData);
+    const result = buildConfiguration(docs(bad), lenient);
+    expect(result.problems).toEqual([
+      expect.objectContaining({ severity: 'error', object: 'EC2NodeClass/default', path: 'spec.userData' }),
+    ]);
+    expect(result.problems[0]?.message).toMatch(/no node would join with it/);
+    expect(result.config.nodeClasses).toEqual([]);
+  });
+
+  it('warns about Bottlerocket kubernetes settings that Karpenter drops, and keeps the class', () => {
+    const userData = '[settings.kubernetes]\n"unknown-setting" = "x"\n';
+    const withUserData = set(
+      set(nodeClass(), 'spec.amiSelectorTerms', [{ alias: 'bottlerocket@latest' }]),
+      'spec.userData',
+      userData,
+    );
+    const result = buildConfiguration(docs(withUserData), lenient);
+    expect(result.problems.map(formatProblem)).toEqual([
+      'm.yaml: EC2NodeClass/default: spec.userData: warning: settings.kubernetes.unknown-setting is not a Bottlerocket kubernetes setting and is dropped, as Karpenter drops it',
+    ]);
+    expect(result.config.nodeClasses).toHaveLength(1);
+  });
+
+  it('accepts well-formed custom userData', () => {
+    const script = set(nodeClass(), 'spec.userData', '#!/bin/bash\necho hello\n');
+    expect(buildConfiguration(docs(script), lenient).problems).toEqual([]);
+  });
+
   it('reports every problem across documents at once', () => {
     const text = [
       'apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: a}\nspec: {weight: 500, template: {spec: {requirements: [], nodeClassRef: {group: "", kind: EC2NodeClass, name: x}}}}',
