@@ -161,12 +161,23 @@ export function parseMimeArchive(text: string): MimePart[] {
     }
     current?.push(line);
   }
+  if (!closed && current && !hasCompleteHeaderBlock(current)) {
+    // Text ends after a delimiter, before that part's headers end: Go's reader reports io.EOF there,
+    // which Karpenter takes as the end of the archive, so the parts before it stand and this stub
+    // is dropped. Its header lines must still be well-formed, as Go reads them.
+    readHeaders(current.join(''), 0, `MIME part ${parts.length + 1}`);
+    closed = true;
+  }
   if (!closed) {
     throw new MimeParseError(
       current ? `archive ends without the closing "${delimiter}--" line` : `no "${delimiter}" boundary line found`,
     );
   }
   return parts;
+}
+
+function hasCompleteHeaderBlock(lines: readonly string[]): boolean {
+  return lines.some((line) => line.replace(/\r?\n$/, '') === '');
 }
 
 function splitLinesKeepingEnds(text: string): string[] {

@@ -45,6 +45,27 @@ describe('MIME archives (upstream mime/test_data)', () => {
     expect(() => parseMimeArchive(text)).toThrow(MimeParseError);
   });
 
+  // Upstream's al2023_mime_userdata_input.golden has no closing "--//--": Go's reader hits EOF while
+  // reading the next part's headers and Karpenter treats that as the end of the archive.
+  it.each([
+    ['a delimiter line', '--b\n'],
+    ['a delimiter without its line break', '--b'],
+    ['a delimiter and headers with no blank line after them', '--b\nContent-Type: text/plain\n'],
+  ])('ends the archive at EOF after %s, keeping the parts before it', (_name, tail) => {
+    const text = `MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b"\n\n--b\nContent-Type: text/x-shellscript\n\necho hi\n${tail}`;
+    const parts = parseMimeArchive(text);
+    expect(parts).toEqual([mimePart('text/x-shellscript', 'echo hi')]);
+  });
+
+  it.each([
+    ['a part whose body runs to EOF', '--b\nContent-Type: text/plain\n\nbody\n'],
+    ['a part with an empty header block at EOF', '--b\n\n'],
+    ['a malformed header line at EOF', '--b\nnot a header\n'],
+  ])('still refuses an archive that ends in %s', (_name, tail) => {
+    const text = `MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b"\n\n--b\n\necho hi\n${tail}`;
+    expect(() => parseMimeArchive(text)).toThrow(MimeParseError);
+  });
+
   it('strips carriage returns and keeps extra part headers sorted', () => {
     const text =
       'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\ncontent-type: text/cloud-config\r\nX-Note: 1\r\n\r\nruncmd: []\r\n--b--\r\n';

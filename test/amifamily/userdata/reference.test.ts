@@ -1,5 +1,7 @@
 // Every §3.6 reference case: the rendered userData equals the upstream golden file once newlines are
-// removed (as upstream's suite compares).
+// removed (as upstream's suite compares). Checked against the upstream files themselves: they match
+// except where the newest stored upstream version predates v1.14.1 (AL2 without the
+// do-not-sync-taints label, AL2023 `metadata: creationTimestamp: null`), where we follow v1.14.1.
 
 import { describe, expect, it } from 'vitest';
 import { renderUserData } from '../../../shared/amifamily/userdata';
