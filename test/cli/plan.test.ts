@@ -1,13 +1,9 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowedInstanceTypes } from '../../bench/run';
-import type { IO } from '../../cli/command';
 import type { PlanJSON } from '../../cli/commands/plan';
-import { main } from '../../cli/main';
 import { requireConfiguration } from '../../shared/apis/config';
 import { readManifestFiles } from '../../shared/apis/load';
 import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
@@ -15,29 +11,10 @@ import { loadBuiltInCatalog } from '../../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../../shared/instancetypes/resolve';
 import { podKey } from '../../shared/scheduling';
 import { collectWorkloads } from '../../shared/workloads';
+import { karplessAsync, inProcess as runInProcess } from './run';
 
-const run = promisify(execFile);
-
-async function karpless(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run('node', ['cli/karpless.mjs', ...args], { cwd: process.cwd() });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
-}
-
-async function inProcess(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: IO = {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  };
-  const code = await main(['plan', ...args], io);
-  return { code, stdout, stderr };
-}
+const karpless = (...args: string[]) => karplessAsync(args);
+const inProcess = (...args: string[]) => runInProcess(['plan', ...args]);
 
 const EXAMPLES = ['--manifests', 'examples/manifests', '--pods', 'examples/workloads'];
 
