@@ -651,6 +651,118 @@ describe('solve: topology', () => {
   });
 });
 
+describe('solve: tail re-pack', () => {
+  // x holds two 3-cpu pods at 0.40 a pod, the lowest price per (fractional) pod, so the greedy caps
+  // every claim at x; v holds three but costs more per pod; y holds one.
+  const types = () => [
+    instanceType('x.2xlarge', { cpu: 8, memoryGiB: 8, price: 0.8 }),
+    instanceType('y.xlarge', { cpu: 4, memoryGiB: 4, price: 0.42 }),
+    instanceType('v.2xlarge', { cpu: 9, memoryGiB: 9, price: 0.95 }),
+  ];
+  const counts = (result: ReturnType<typeof solve>) =>
+    result.nodeClaims.map((c) => [c.offering.instanceType, c.pods.length, c.instanceTypes.map((t) => t.name)]);
+
+  it.each<[string, number, Pod[] | undefined, [string, number, string[]][], number]>([
+    // Greedy: x (2 pods) + y (1 pod) = 1.22; all three fit one v: 0.95.
+    ['onto one cheaper claim', 3, undefined, [['v.2xlarge', 3, ['v.2xlarge']]], 0.95],
+    // Greedy: x + x + y = 2.02; the last three claims pooled fit x (2 pods) + v (3 pods): 1.75.
+    [
+      'onto two cheaper claims',
+      5,
+      undefined,
+      [
+        ['x.2xlarge', 2, ['x.2xlarge', 'v.2xlarge']],
+        ['v.2xlarge', 3, ['v.2xlarge']],
+      ],
+      1.75,
+    ],
+    // With 0.5 cpu of DaemonSet overhead on every node, three pods need 9.5 cpu: v no longer fits.
+    [
+      'not when DaemonSet overhead leaves no room',
+      3,
+      [pod('ds', { cpu: '500m', memory: '512Mi' })],
+      [
+        ['x.2xlarge', 2, ['x.2xlarge', 'v.2xlarge']],
+        ['y.xlarge', 1, ['y.xlarge', 'x.2xlarge', 'v.2xlarge']],
+      ],
+      1.22,
+    ],
+  ])('re-packs the last claims %s', (_, count, daemonSets, expected, price) => {
+    const result = run({
+      pods: pods('p', count, { cpu: '3', memory: '3Gi' }),
+      instanceTypes: { general: types() },
+      ...(daemonSets ? { daemonSets } : {}),
+    });
+    expect(counts(result)).toEqual(expected);
+    expect(result.totalPrice).toBeCloseTo(price, 9);
+  });
+
+  const selector = { matchLabels: { app: 'p' } };
+  it.each<[string, Partial<Pod['spec']>]>([
+    [
+      'a hostname spread (moving them would put three on one node)',
+      {
+        topologySpreadConstraints: [
+          { maxSkew: 2, topologyKey: HOST, whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector },
+        ],
+      },
+    ],
+    [
+      'a required anti-affinity',
+      {
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              { topologyKey: HOST, labelSelector: { matchLabels: { app: 'other' } } },
+            ],
+          },
+        },
+      },
+    ],
+    [
+      'a preferred anti-affinity',
+      {
+        affinity: {
+          podAntiAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              { weight: 1, podAffinityTerm: { topologyKey: HOST, labelSelector: { matchLabels: { app: 'other' } } } },
+            ],
+          },
+        },
+      },
+    ],
+  ])('never moves pods with %s', (_, spec) => {
+    const result = run({
+      pods: pods('p', 3, { cpu: '3', memory: '3Gi', labels: { app: 'p' }, ...spec }),
+      instanceTypes: { general: types() },
+    });
+    // The greedy's x (2 pods) + y (1 pod), although one v would be cheaper.
+    expect(counts(result).map(([type, n]) => [type, n])).toEqual([
+      ['x.2xlarge', 2],
+      ['y.xlarge', 1],
+    ]);
+    expect(result.totalPrice).toBeCloseTo(1.22, 9);
+  });
+
+  it('leaves a claim holding a constrained pod whole', () => {
+    // One of the three pods spreads over hostnames, so its claim is not pooled; the other claim is alone.
+    const spread = pod('p-spread', {
+      cpu: '3',
+      memory: '3Gi',
+      labels: { app: 'p' },
+      topologySpreadConstraints: [
+        { maxSkew: 5, topologyKey: HOST, whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector },
+      ],
+    });
+    const result = run({
+      pods: [...pods('p', 2, { cpu: '3', memory: '3Gi' }), spread],
+      instanceTypes: { general: types() },
+    });
+    expect(result.nodeClaims.map((c) => c.pods.length).sort()).toEqual([1, 2]);
+    expect(result.totalPrice).toBeCloseTo(1.22, 9);
+  });
+});
+
 describe('podKey', () => {
   it('defaults the namespace', () => {
     expect(podKey(pod('a'))).toBe('default/a');
