@@ -696,14 +696,19 @@ export class Packer {
     return v;
   }
 
-  /** Non-dominated types (on every resource) among the compatible ones priced ≤ cap. */
-  private frontier(pool: PoolState, reqsId: number, capPrice: number): TypeInfo[] {
-    const key = `${reqsId}:${capPrice}`;
+  /**
+   * Non-dominated types (on every resource) among the compatible ones priced ≤ cap. Under NodePool
+   * limits only types within what the claim was charged count: they are filtered before dominance
+   * pruning, so a larger type beyond the charge cannot hide a smaller one within it.
+   */
+  private frontier(pool: PoolState, reqsId: number, capPrice: number, charged?: Float64Array): TypeInfo[] {
+    const key = charged ? `${reqsId}:${capPrice}:${charged.join(',')}` : `${reqsId}:${capPrice}`;
     let f = pool.frontierMemo.get(key);
     if (f) return f;
     f = [];
     for (const p of this.compatible(pool, reqsId)) {
       if (p.price > capPrice) break;
+      if (charged && exceedsCharged(p.t.capacity, charged, pool.limit) >= 0) continue;
       const a = p.t.alloc;
       if (f.some((q) => dominates(q.alloc, a))) continue;
       f = f.filter((q) => !dominates(a, q.alloc));
@@ -1221,7 +1226,9 @@ export class Packer {
     if (room === 0) return 0;
     let frontier = node.frontier;
     if (merged.id !== node.reqsId) {
-      frontier = this.frontier(pool, merged.id, node.capPrice).filter((t) => fitsUsed(t.alloc, node.used));
+      frontier = this.frontier(pool, merged.id, node.capPrice, node.charged).filter((t) =>
+        fitsUsed(t.alloc, node.used),
+      );
       if (frontier.length === 0) return 0;
     }
     const req = v.cls.req;
@@ -1392,7 +1399,7 @@ export class Packer {
       reqs: this.reqsById[reqsId]!,
       reqsId,
       capPrice,
-      frontier: this.frontier(pool, reqsId, capPrice),
+      frontier: this.frontier(pool, reqsId, capPrice, pool.limited ? charged : undefined),
       used: Float64Array.from(ds),
       ds,
       pods: [],

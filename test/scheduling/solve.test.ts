@@ -121,6 +121,27 @@ describe('solve: packing', () => {
     expect(result.unschedulable[0]!.reasons[0]).toMatch(/^NodePool general: limits exhausted \(cpu \d+ of 8 used\)/);
   });
 
+  it('never lists a type beyond what the claim was charged against the limits', () => {
+    // Prepare: at equal price the big type dominates the small one, but only the small one stays
+    // within what the remaining cpu limit can charge for the last claim.
+    const big = instanceType('a1.xlarge', { cpu: 3, memoryGiB: 6, pods: 4, price: 0.05 });
+    const small = instanceType('b1.large', { cpu: 1, memoryGiB: 1, price: 0.05 });
+    const pending = [...pods('m', 11, { cpu: '100m', memory: '3Gi' }), pod('tiny', { cpu: '100m', memory: '128Mi' })];
+    // Act: run() checks every claim against the limit, charging the largest listed type.
+    const result = run({
+      pods: pending,
+      nodePools: [nodePool('general', { limits: { cpu: '16' } })],
+      instanceTypes: { general: [big, small] },
+    });
+    // Assess
+    const charged = result.nodeClaims.reduce(
+      (sum, c) => sum + Math.max(...c.instanceTypes.map((t) => t.capacity.cpu ?? 0)),
+      0,
+    );
+    expect(charged).toBeLessThanOrEqual(16_000);
+    expect(result.nodeClaims.length + result.unschedulable.length).toBeGreaterThan(0);
+  });
+
   it('falls back to the next NodePool when limits are used up', () => {
     const result = run({
       pods: pods('p', 3, { cpu: '10', memory: '1Gi' }),
