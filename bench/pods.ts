@@ -3,9 +3,7 @@
 // sequence for seed 42 is not reproduced; a seeded mulberry32 keeps every run identical instead.
 
 import type { Pod, PodSpec } from '../shared/apis/core/v1';
-
-export const ZONE_LABEL = 'topology.kubernetes.io/zone';
-export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+import { LABEL_HOSTNAME, LABEL_ZONE } from '../shared/apis/v1/labels';
 
 export const CPU_CHOICES_MILLICORES = [100, 250, 500, 1000, 1500] as const;
 export const MEMORY_CHOICES_MIB = [100, 256, 512, 1024, 2048, 4096] as const;
@@ -67,10 +65,10 @@ export class PodFactory {
    * DoNotSchedule spread with maxSkew 1. As in Karpenter, the pod's own `my-label` and the value its
    * selector matches are drawn independently: it spreads relative to whichever pods carry that value.
    */
-  spread(key: typeof ZONE_LABEL | typeof HOSTNAME_LABEL): Pod {
+  spread(key: typeof LABEL_ZONE | typeof LABEL_HOSTNAME): Pod {
     const labels = this.randomLabels('my-label');
     const selector = this.randomLabels('my-label');
-    return this.pod(key === ZONE_LABEL ? 'zonal-spread' : 'hostname-spread', labels, {
+    return this.pod(key === LABEL_ZONE ? 'zonal-spread' : 'hostname-spread', labels, {
       topologySpreadConstraints: [
         { maxSkew: 1, topologyKey: key, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: selector } },
       ],
@@ -84,7 +82,7 @@ export class PodFactory {
       affinity: {
         podAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: [
-            { labelSelector: { matchLabels: { ...labels } }, topologyKey: ZONE_LABEL },
+            { labelSelector: { matchLabels: { ...labels } }, topologyKey: LABEL_ZONE },
           ],
         },
       },
@@ -98,7 +96,7 @@ export class PodFactory {
       affinity: {
         podAntiAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: [
-            { labelSelector: { matchLabels: { ...labels } }, topologyKey: HOSTNAME_LABEL },
+            { labelSelector: { matchLabels: { ...labels } }, topologyKey: LABEL_HOSTNAME },
           ],
         },
       },
@@ -115,8 +113,8 @@ export function makeDiversePods(count: number, seed = 42): Pod[] {
     for (let i = 0; i < n; i++) pods.push(make());
   };
   times(share, () => factory.generic());
-  times(share, () => factory.spread(ZONE_LABEL));
-  times(share, () => factory.spread(HOSTNAME_LABEL));
+  times(share, () => factory.spread(LABEL_ZONE));
+  times(share, () => factory.spread(LABEL_HOSTNAME));
   times(share, () => factory.zonalAffinity());
   times(share, () => factory.hostnameAntiAffinity());
   times(count - pods.length, () => factory.generic());

@@ -10,6 +10,7 @@ import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../shared/apis/core/v1';
+import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_ZONE } from '../shared/apis/v1/labels';
 import type { EC2NodeClass, NodePool, NodeSelectorRequirementWithMinValues } from '../shared/apis/v1/types';
 import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
@@ -19,14 +20,11 @@ import { type SchedulingResult, solve } from '../shared/scheduling';
 import { podsLowerBound } from '../shared/scheduling/lowerbound';
 import { allows, requirementFrom } from '../shared/scheduling/requirements';
 import { podRequests } from '../shared/scheduling/resources';
-import { HOSTNAME_LABEL, makeDiversePods, makeGenericPods } from './pods';
+import { makeDiversePods, makeGenericPods } from './pods';
 
 export const SIZES = [1, 100, 1000, 5000, 10000, 20000];
 export type Suite = 'karpenter-shape' | 'us-east-1';
 const SUITES: Suite[] = ['karpenter-shape', 'us-east-1'];
-
-const ZONE = 'topology.kubernetes.io/zone';
-const CAPACITY_TYPE = 'karpenter.sh/capacity-type';
 
 export interface Measurement {
   podsPerSecond: number;
@@ -79,7 +77,7 @@ function setup(suite: Suite): SuiteSetup {
   if (suite === 'karpenter-shape') return { nodePool: nodePool('default', []), catalog: syntheticCatalog(400) };
   return {
     nodePool: nodePool('general-purpose', [
-      { key: CAPACITY_TYPE, operator: 'In', values: ['spot', 'on-demand'] },
+      { key: LABEL_CAPACITY_TYPE, operator: 'In', values: ['spot', 'on-demand'] },
       { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm', 'r'] },
       { key: 'karpenter.k8s.aws/instance-generation', operator: 'Gt', values: ['4'] },
       { key: 'kubernetes.io/arch', operator: 'In', values: ['amd64', 'arm64'] },
@@ -92,12 +90,12 @@ function setup(suite: Suite): SuiteSetup {
 /** The types and offerings a NodePool's requirements allow: what the lower bound may buy. */
 export function allowedInstanceTypes(pool: NodePool, types: readonly InstanceType[]): InstanceType[] {
   const requirements = pool.spec.template.spec.requirements.map(requirementFrom);
-  const onOffering = requirements.filter((r) => r.key === ZONE || r.key === CAPACITY_TYPE);
-  const onType = requirements.filter((r) => r.key !== ZONE && r.key !== CAPACITY_TYPE);
+  const onOffering = requirements.filter((r) => r.key === LABEL_ZONE || r.key === LABEL_CAPACITY_TYPE);
+  const onType = requirements.filter((r) => r.key !== LABEL_ZONE && r.key !== LABEL_CAPACITY_TYPE);
   return types.flatMap((type) => {
     if (!onType.every((r) => allows(r, type.labels[r.key]))) return [];
     const offerings = type.offerings.filter((o) =>
-      onOffering.every((r) => allows(r, r.key === ZONE ? o.zone : o.capacityType)),
+      onOffering.every((r) => allows(r, r.key === LABEL_ZONE ? o.zone : o.capacityType)),
     );
     return [{ ...type, offerings }];
   });
@@ -109,7 +107,7 @@ export function mutuallyRepellingPods(pods: readonly Pod[]): number {
   for (const pod of pods) {
     for (const term of pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
       const match = term.labelSelector?.matchLabels;
-      if (term.topologyKey !== HOSTNAME_LABEL || !match || term.labelSelector?.matchExpressions?.length) continue;
+      if (term.topologyKey !== LABEL_HOSTNAME || !match || term.labelSelector?.matchExpressions?.length) continue;
       if (!Object.entries(match).every(([k, v]) => pod.metadata.labels?.[k] === v)) continue;
       const key = JSON.stringify(Object.entries(match).sort());
       groups.set(key, (groups.get(key) ?? 0) + 1);

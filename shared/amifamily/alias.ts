@@ -2,15 +2,13 @@
 // architecture and variant (AWS pkg/providers/amifamily/{al2,al2023,bottlerocket,windows}.go). Pure.
 
 import { ALIAS_FAMILIES, type AliasFamily } from '../apis/v1/amifamily';
+import { LABEL_ARCH, LABEL_OS, LABEL_WINDOWS_BUILD } from '../apis/v1/labels';
 import type { NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
 
 export type { AliasFamily };
 export type Variant = 'standard' | 'nvidia' | 'neuron';
 export type EC2Architecture = 'x86_64' | 'arm64';
 
-export const LABEL_ARCH = 'kubernetes.io/arch';
-export const LABEL_OS = 'kubernetes.io/os';
-export const LABEL_WINDOWS_BUILD = 'node.kubernetes.io/windows-build';
 export const LABEL_GPU_COUNT = 'karpenter.k8s.aws/instance-gpu-count';
 export const LABEL_ACCELERATOR_COUNT = 'karpenter.k8s.aws/instance-accelerator-count';
 

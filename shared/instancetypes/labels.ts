@@ -1,18 +1,30 @@
 // The single-valued well-known labels of an instance type (reference §5, AWS computeRequirements).
 // Zone, zone-id and capacity-type vary per offering and live there instead.
 
+import {
+  LABEL_ARCH,
+  LABEL_CAPACITY_TYPE,
+  LABEL_INSTANCE_TYPE,
+  LABEL_OS,
+  LABEL_REGION,
+  LABEL_WINDOWS_BUILD,
+  LABEL_ZONE,
+  LABEL_ZONE_ID,
+} from '../apis/v1/labels';
 import type { AMIFamily } from '../apis/v1/types';
 import { amiFamilyFeatures } from './family';
 import type { CatalogInstanceType } from './types';
 
-export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
-export const LABEL_ARCH = 'kubernetes.io/arch';
-export const LABEL_OS = 'kubernetes.io/os';
-export const LABEL_TOPOLOGY_ZONE = 'topology.kubernetes.io/zone';
-export const LABEL_TOPOLOGY_REGION = 'topology.kubernetes.io/region';
-export const LABEL_TOPOLOGY_ZONE_ID = 'topology.k8s.aws/zone-id';
-export const LABEL_WINDOWS_BUILD = 'node.kubernetes.io/windows-build';
-export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
+export {
+  LABEL_ARCH,
+  LABEL_CAPACITY_TYPE,
+  LABEL_INSTANCE_TYPE,
+  LABEL_OS,
+  LABEL_REGION,
+  LABEL_WINDOWS_BUILD,
+  LABEL_ZONE,
+  LABEL_ZONE_ID,
+};
 
 const AWS = 'karpenter.k8s.aws';
 export const LABEL_INSTANCE_CATEGORY = `${AWS}/instance-category`;
@@ -45,9 +57,9 @@ export const WELL_KNOWN_LABELS: readonly string[] = [
   LABEL_INSTANCE_TYPE,
   LABEL_ARCH,
   LABEL_OS,
-  LABEL_TOPOLOGY_ZONE,
-  LABEL_TOPOLOGY_REGION,
-  LABEL_TOPOLOGY_ZONE_ID,
+  LABEL_ZONE,
+  LABEL_REGION,
+  LABEL_ZONE_ID,
   LABEL_WINDOWS_BUILD,
   LABEL_CAPACITY_TYPE,
   LABEL_INSTANCE_CATEGORY,
@@ -94,7 +106,7 @@ export function instanceTypeLabels(
     [LABEL_INSTANCE_TYPE]: info.name,
     [LABEL_ARCH]: info.arch,
     [LABEL_OS]: features.os,
-    [LABEL_TOPOLOGY_REGION]: region,
+    [LABEL_REGION]: region,
     [LABEL_INSTANCE_CPU]: String(info.vcpu),
     [LABEL_INSTANCE_MEMORY]: String(info.memoryMiB),
     [LABEL_INSTANCE_HYPERVISOR]: info.hypervisor ?? '',

@@ -3,15 +3,9 @@
 // DescribeImages. One AMI is kept per requirement set, newest first.
 
 import type { DescribeImagesCommandInput, Filter, Image } from '@aws-sdk/client-ec2';
-import {
-  aliasParameters,
-  archLabel,
-  LABEL_ARCH,
-  LABEL_OS,
-  LABEL_WINDOWS_BUILD,
-  WINDOWS_BUILDS,
-} from '../amifamily/alias';
+import { aliasParameters, archLabel, WINDOWS_BUILDS } from '../amifamily/alias';
 import { resolveAMIFamily } from '../apis/v1/amifamily';
+import { LABEL_ARCH, LABEL_OS, LABEL_WINDOWS_BUILD } from '../apis/v1/labels';
 import type { AMISelectorTerm, EC2NodeClass, NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
 import type { ResolvedAMI } from '../launch/launchtemplate';
 import { isNotFound } from './aws-errors';

@@ -3,17 +3,30 @@
 // are plain set operations and every combination of operators composes the same way.
 
 import type { NodeSelectorRequirement } from '../apis/core/v1';
+import {
+  LABEL_ARCH,
+  LABEL_CAPACITY_TYPE,
+  LABEL_HOSTNAME,
+  LABEL_INSTANCE_TYPE,
+  LABEL_NODEPOOL,
+  LABEL_OS,
+  LABEL_REGION,
+  LABEL_ZONE,
+  LABEL_ZONE_ID,
+} from '../apis/v1/labels';
 import type { NodeSelectorRequirementWithMinValues, RequirementOperator } from '../apis/v1/types';
 
-export const LABEL_ZONE = 'topology.kubernetes.io/zone';
-export const LABEL_ZONE_ID = 'topology.k8s.aws/zone-id';
-export const LABEL_REGION = 'topology.kubernetes.io/region';
-export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
-export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
-export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
-export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
-export const LABEL_ARCH = 'kubernetes.io/arch';
-export const LABEL_OS = 'kubernetes.io/os';
+export {
+  LABEL_ARCH,
+  LABEL_CAPACITY_TYPE,
+  LABEL_HOSTNAME,
+  LABEL_INSTANCE_TYPE,
+  LABEL_NODEPOOL,
+  LABEL_OS,
+  LABEL_REGION,
+  LABEL_ZONE,
+  LABEL_ZONE_ID,
+};
 
 /** Keys whose values come from the instance type or its offerings, so a NodePool need not name them. */
 const WELL_KNOWN = new Set([

@@ -2,11 +2,11 @@
 // NodeClaims, with the pods already bound there counting against capacity and topology. Pure.
 
 import type { Node, Pod } from '../apis/core/v1';
+import { LABEL_HOSTNAME } from '../apis/v1/labels';
 import type { Taint } from '../apis/v1/types';
 import { resourceAmounts } from '../instancetypes/capacity';
 import type { ExistingNode } from '../scheduling';
 
-const HOSTNAME_LABEL = 'kubernetes.io/hostname';
 // The node lifecycle controller taints cordoned nodes with this; the scheduler then treats a cordon
 // like any NoSchedule taint, and so do we.
 const UNSCHEDULABLE_TAINT: Taint = { key: 'node.kubernetes.io/unschedulable', effect: 'NoSchedule' };
@@ -28,7 +28,7 @@ export function toExistingNodes(nodes: readonly Node[], boundPods: readonly Pod[
     }
     byName.set(name, {
       name,
-      labels: { [HOSTNAME_LABEL]: name, ...(node.metadata.labels ?? {}) },
+      labels: { [LABEL_HOSTNAME]: name, ...(node.metadata.labels ?? {}) },
       taints,
       allocatable: resourceAmounts(node.status?.allocatable ?? node.status?.capacity),
       pods: [],

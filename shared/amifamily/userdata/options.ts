@@ -2,11 +2,11 @@
 // node registers with, and the kubelet flags in upstream's order.
 
 import { formatGoDuration, parseDurationSeconds } from '../../apis/duration';
+import { LABEL_CAPACITY_TYPE } from '../../apis/v1/labels';
 import type { AMIFamily, KubeletConfiguration, Taint } from '../../apis/v1/types';
 import type { CapacityType } from '../../instancetypes/types';
 
 export const UNREGISTERED_TAINT: Taint = { key: 'karpenter.sh/unregistered', effect: 'NoExecute' };
-export const CAPACITY_TYPE_LABEL = 'karpenter.sh/capacity-type';
 export const DO_NOT_SYNC_TAINTS_LABEL = 'karpenter.sh/do-not-sync-taints';
 
 // The NodeRestriction admission plugin refuses self-applied labels in these domains.
@@ -25,7 +25,7 @@ export function nodeLabels(
   labels: Record<string, string>,
   capacityType: CapacityType,
 ): Record<string, string> {
-  const all: Record<string, string> = { ...labels, [CAPACITY_TYPE_LABEL]: capacityType };
+  const all: Record<string, string> = { ...labels, [LABEL_CAPACITY_TYPE]: capacityType };
   // Custom userData registers itself; Karpenter cannot know whether it syncs taints.
   if (family !== 'Custom') all[DO_NOT_SYNC_TAINTS_LABEL] = 'true';
   return Object.fromEntries(Object.entries(all).filter(([key]) => !isRestrictedNodeLabel(key)));

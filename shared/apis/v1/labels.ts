@@ -1,11 +1,19 @@
 // Label keys and domains a NodePool may use, as the Karpenter v1 CRDs (core plus the AWS-injected
 // rules of hack/validation/{labels,requirements}.sh) and the runtime validation restrict them.
 
-export const NODEPOOL_LABEL = 'karpenter.sh/nodepool';
-export const CAPACITY_TYPE_LABEL = 'karpenter.sh/capacity-type';
-export const NODECLASS_LABEL = 'karpenter.k8s.aws/ec2nodeclass';
-export const INSTANCE_TENANCY_LABEL = 'karpenter.k8s.aws/instance-tenancy';
-export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
+// Well-known label keys, declared once for every module that reads or writes them.
+export const LABEL_NODEPOOL = 'karpenter.sh/nodepool';
+export const LABEL_CAPACITY_TYPE = 'karpenter.sh/capacity-type';
+export const LABEL_NODECLASS = 'karpenter.k8s.aws/ec2nodeclass';
+export const LABEL_INSTANCE_TENANCY = 'karpenter.k8s.aws/instance-tenancy';
+export const LABEL_HOSTNAME = 'kubernetes.io/hostname';
+export const LABEL_ZONE = 'topology.kubernetes.io/zone';
+export const LABEL_ZONE_ID = 'topology.k8s.aws/zone-id';
+export const LABEL_REGION = 'topology.kubernetes.io/region';
+export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
+export const LABEL_ARCH = 'kubernetes.io/arch';
+export const LABEL_OS = 'kubernetes.io/os';
+export const LABEL_WINDOWS_BUILD = 'node.kubernetes.io/windows-build';
 
 /** kubernetes.io keys Karpenter understands and so lets a NodePool set or require. */
 const ALLOWED_KUBERNETES_IO = new Set([
@@ -61,8 +69,8 @@ export const AWS_WELL_KNOWN_LABELS: ReadonlySet<string> = new Set(
  * name at least one of them, or no node could ever match.
  */
 export const WELL_KNOWN_VALUES: Readonly<Record<string, readonly string[]>> = {
-  [CAPACITY_TYPE_LABEL]: ['spot', 'on-demand', 'reserved'],
-  [INSTANCE_TENANCY_LABEL]: ['default', 'dedicated'],
+  [LABEL_CAPACITY_TYPE]: ['spot', 'on-demand', 'reserved'],
+  [LABEL_INSTANCE_TENANCY]: ['default', 'dedicated'],
 };
 
 /** The domain of a label key: the part before the first `/` (empty when there is none). */
@@ -85,11 +93,11 @@ export function restrictedLabelMessages(key: string): string[] {
   }
   if (domain.endsWith('k8s.io') && !domain.endsWith('kops.k8s.io'))
     messages.push('label domain "k8s.io" is restricted');
-  if (domain.endsWith('karpenter.sh') && key !== CAPACITY_TYPE_LABEL && key !== NODEPOOL_LABEL) {
+  if (domain.endsWith('karpenter.sh') && key !== LABEL_CAPACITY_TYPE && key !== LABEL_NODEPOOL) {
     messages.push('label domain "karpenter.sh" is restricted');
   }
-  if (key === NODEPOOL_LABEL) messages.push('label "karpenter.sh/nodepool" is restricted');
-  if (key === HOSTNAME_LABEL) messages.push('label "kubernetes.io/hostname" is restricted');
+  if (key === LABEL_NODEPOOL) messages.push('label "karpenter.sh/nodepool" is restricted');
+  if (key === LABEL_HOSTNAME) messages.push('label "kubernetes.io/hostname" is restricted');
   if (domain.endsWith('karpenter.k8s.aws') && !AWS_WELL_KNOWN_LABELS.has(key)) {
     messages.push('label domain "karpenter.k8s.aws" is restricted');
   }

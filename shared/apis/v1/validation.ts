@@ -7,7 +7,7 @@
 import { parseDurationSeconds } from '../duration';
 import { ALIAS_FAMILIES } from './amifamily';
 import { parseCron } from './cron';
-import { NODEPOOL_LABEL, restrictedLabelMessages, WELL_KNOWN_VALUES } from './labels';
+import { LABEL_NODEPOOL, restrictedLabelMessages, WELL_KNOWN_VALUES } from './labels';
 import {
   any,
   array,
@@ -126,7 +126,7 @@ const requirementRules: Rule<JsonObject>[] = [
     return Array.isArray(r.values) && r.values.length >= r.minValues;
   }),
   // Runtime validation (nodepool_validation.go): the NodePool label is Karpenter's to set.
-  rule(`invalid key: "${NODEPOOL_LABEL}" in requirements, restricted`, (r) => r.key !== NODEPOOL_LABEL, 'key'),
+  rule(`invalid key: "${LABEL_NODEPOOL}" in requirements, restricted`, (r) => r.key !== LABEL_NODEPOOL, 'key'),
   (r, path) => {
     const known = WELL_KNOWN_VALUES[String(r.key)];
     if (!known || r.operator !== 'In' || !Array.isArray(r.values) || r.values.length === 0) return [];
