@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CLUSTER, manifests } from './node-fixtures';
+import { CLUSTER, common, manifests } from './node-fixtures';
 import { inProcess, karplessAsync as karpless } from './run';
 
 // Child processes compile the CLI through tsx; on a loaded machine that takes seconds.
@@ -16,15 +16,9 @@ describe('karpless launch-template', () => {
         'launch-template',
         '--ami-id',
         'ami-0abc',
-        '--manifests',
-        dir,
-        '--nodepool',
-        'pool',
-        '--instance-type',
-        'm5.large',
+        ...common(dir),
         '--capacity-type',
         'spot',
-        ...CLUSTER,
       ]);
       expect(code).toBe(0);
       const request = JSON.parse(stdout);

@@ -1,24 +1,10 @@
 import type { Image } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
 import { UnsupportedAliasError } from '../../shared/amifamily/alias';
-import type { AMISelectorTerm, EC2NodeClass } from '../../shared/apis/v1/types';
 import { AMIProvider, imageRequirements, searchQuery } from '../../shared/providers/ami';
 import type { EC2Api, SSMApi } from '../../shared/providers/ports';
+import { nodeClassWithAMIs } from '../helpers/nodeclass';
 import { awsError, fakeClock, recordingFake } from './fakes';
-
-function nodeClass(amiSelectorTerms: AMISelectorTerm[], amiFamily?: EC2NodeClass['spec']['amiFamily']): EC2NodeClass {
-  return {
-    apiVersion: 'karpenter.k8s.aws/v1',
-    kind: 'EC2NodeClass',
-    metadata: { name: 'default' },
-    spec: {
-      subnetSelectorTerms: [],
-      securityGroupSelectorTerms: [],
-      amiSelectorTerms,
-      ...(amiFamily ? { amiFamily } : {}),
-    },
-  };
-}
 
 /** An EC2 fake that serves `images`, honouring image-id, name and tag filters. */
 function imagesFake(images: Image[]) {
@@ -65,7 +51,7 @@ describe('AMIProvider with an alias', () => {
   it('resolves each published variant, skipping missing parameters, newest first', async () => {
     const ec2 = imagesFake(images);
     const amis = await new AMIProvider(ec2, ssmFake(parameters)).resolve(
-      nodeClass([{ alias: 'al2023@latest' }]),
+      nodeClassWithAMIs([{ alias: 'al2023@latest' }]),
       '1.31',
     );
     expect(amis.map((a) => a.id)).toEqual(['ami-arm', 'ami-x86', 'ami-gpu']);
@@ -87,7 +73,7 @@ describe('AMIProvider with an alias', () => {
     const ssm = ssmFake(parameters);
     const clock = fakeClock();
     const provider = new AMIProvider(imagesFake(images), ssm, clock);
-    const nc = nodeClass([{ alias: 'al2023@latest' }]);
+    const nc = nodeClassWithAMIs([{ alias: 'al2023@latest' }]);
     await provider.resolve(nc, '1.31');
     const first = ssm.calls.length;
     await provider.resolve(nc, '1.31');
@@ -100,13 +86,16 @@ describe('AMIProvider with an alias', () => {
 
   it('returns nothing when no parameter exists', async () => {
     expect(
-      await new AMIProvider(imagesFake(images), ssmFake({})).resolve(nodeClass([{ alias: 'al2023@latest' }]), '1.31'),
+      await new AMIProvider(imagesFake(images), ssmFake({})).resolve(
+        nodeClassWithAMIs([{ alias: 'al2023@latest' }]),
+        '1.31',
+      ),
     ).toEqual([]);
   });
 
   it('propagates an unsupported alias', async () => {
     await expect(
-      new AMIProvider(imagesFake(images), ssmFake({})).resolve(nodeClass([{ alias: 'al2@latest' }]), '1.33'),
+      new AMIProvider(imagesFake(images), ssmFake({})).resolve(nodeClassWithAMIs([{ alias: 'al2@latest' }]), '1.33'),
     ).rejects.toThrow(UnsupportedAliasError);
   });
 });
@@ -154,7 +143,7 @@ describe('AMIProvider with selector terms', () => {
 
   it('keeps the newest non-deprecated AMI per requirement set', async () => {
     const amis = await new AMIProvider(imagesFake(images), ssmFake({}), clock).resolve(
-      nodeClass([{ tags: { team: 'a' } }], 'AL2023'),
+      nodeClassWithAMIs([{ tags: { team: 'a' } }], 'AL2023'),
       '1.31',
     );
     expect(amis.map((a) => [a.id, a.requirements])).toEqual([
@@ -165,7 +154,7 @@ describe('AMIProvider with selector terms', () => {
 
   it('accepts a deprecated AMI pinned by id and marks it', async () => {
     const amis = await new AMIProvider(imagesFake(images), ssmFake({}), clock).resolve(
-      nodeClass([{ id: 'ami-dep' }], 'AL2023'),
+      nodeClassWithAMIs([{ id: 'ami-dep' }], 'AL2023'),
       '1.31',
     );
     expect(amis).toEqual([
@@ -181,7 +170,7 @@ describe('AMIProvider with selector terms', () => {
 
   it('prefers a current AMI over a newer deprecated one for the same requirements', async () => {
     const amis = await new AMIProvider(imagesFake(images), ssmFake({}), clock).resolve(
-      nodeClass([{ id: 'ami-dep' }, { id: 'ami-old' }], 'AL2023'),
+      nodeClassWithAMIs([{ id: 'ami-dep' }, { id: 'ami-old' }], 'AL2023'),
       '1.31',
     );
     expect(amis.map((a) => a.id)).toEqual(['ami-old']);
@@ -190,7 +179,10 @@ describe('AMIProvider with selector terms', () => {
   it('resolves ssmParameter terms through SSM and skips values that are not AMI ids', async () => {
     const ssm = ssmFake({ '/my/ami': 'ami-new', '/my/other': 'not-an-ami' });
     const amis = await new AMIProvider(imagesFake(images), ssm, clock).resolve(
-      nodeClass([{ ssmParameter: '/my/ami' }, { ssmParameter: '/my/other' }, { ssmParameter: '/missing' }], 'AL2023'),
+      nodeClassWithAMIs(
+        [{ ssmParameter: '/my/ami' }, { ssmParameter: '/my/other' }, { ssmParameter: '/missing' }],
+        'AL2023',
+      ),
       '1.31',
     );
     expect(amis.map((a) => a.id)).toEqual(['ami-new']);

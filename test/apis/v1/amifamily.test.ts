@@ -1,21 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { amiFamilyFromAlias, resolveAMIFamily } from '../../../shared/apis/v1/amifamily';
-import type { AMISelectorTerm, EC2NodeClass } from '../../../shared/apis/v1/types';
-
-function nodeClass(terms: AMISelectorTerm[], amiFamily?: EC2NodeClass['spec']['amiFamily']): EC2NodeClass {
-  return {
-    apiVersion: 'karpenter.k8s.aws/v1',
-    kind: 'EC2NodeClass',
-    metadata: { name: 'x' },
-    spec: {
-      subnetSelectorTerms: [{ id: 'subnet-1' }],
-      securityGroupSelectorTerms: [{ id: 'sg-1' }],
-      amiSelectorTerms: terms,
-      role: 'r',
-      ...(amiFamily ? { amiFamily } : {}),
-    },
-  };
-}
+import type { EC2NodeClass } from '../../../shared/apis/v1/types';
+import { nodeClassWithAMIs } from '../../helpers/nodeclass';
 
 describe('amiFamilyFromAlias', () => {
   it.each([
@@ -31,10 +17,14 @@ describe('amiFamilyFromAlias', () => {
 
 describe('resolveAMIFamily', () => {
   it.each<[string, EC2NodeClass, string | undefined]>([
-    ['the alias family', nodeClass([{ alias: 'bottlerocket@latest' }]), 'Bottlerocket'],
-    ['amiFamily over the alias (Custom beside an alias)', nodeClass([{ alias: 'al2023@latest' }], 'Custom'), 'Custom'],
-    ['amiFamily with id terms', nodeClass([{ id: 'ami-123' }], 'AL2'), 'AL2'],
-    ['nothing when neither is given', nodeClass([{ id: 'ami-123' }]), undefined],
+    ['the alias family', nodeClassWithAMIs([{ alias: 'bottlerocket@latest' }]), 'Bottlerocket'],
+    [
+      'amiFamily over the alias (Custom beside an alias)',
+      nodeClassWithAMIs([{ alias: 'al2023@latest' }], 'Custom'),
+      'Custom',
+    ],
+    ['amiFamily with id terms', nodeClassWithAMIs([{ id: 'ami-123' }], 'AL2'), 'AL2'],
+    ['nothing when neither is given', nodeClassWithAMIs([{ id: 'ami-123' }]), undefined],
   ])('returns %s', (_, nc, family) => {
     expect(resolveAMIFamily(nc)).toBe(family);
   });

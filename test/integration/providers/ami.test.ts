@@ -1,9 +1,9 @@
 import { CreateTagsCommand } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
 import { UnsupportedAliasError } from '../../../shared/amifamily/alias';
-import type { AMISelectorTerm, EC2NodeClass } from '../../../shared/apis/v1/types';
 import { AMIProvider } from '../../../shared/providers/ami';
 import { ec2Api, ssmApi } from '../../../shared/providers/ports';
+import { nodeClassWithAMIs } from '../../helpers/nodeclass';
 import { motoAccount } from '../helpers';
 import {
   BOTTLEROCKET_LATEST,
@@ -13,20 +13,6 @@ import {
   seedImageId,
   seedImageName,
 } from '../moto/seed';
-
-function nodeClass(amiSelectorTerms: AMISelectorTerm[], amiFamily?: EC2NodeClass['spec']['amiFamily']): EC2NodeClass {
-  return {
-    apiVersion: 'karpenter.k8s.aws/v1',
-    kind: 'EC2NodeClass',
-    metadata: { name: 'default' },
-    spec: {
-      subnetSelectorTerms: [],
-      securityGroupSelectorTerms: [],
-      amiSelectorTerms,
-      ...(amiFamily ? { amiFamily } : {}),
-    },
-  };
-}
 
 function provider() {
   const account = motoAccount();
@@ -42,7 +28,7 @@ const summary = (amis: { id: string; requirements: { key: string; operator: stri
 describe('AMIs on moto', () => {
   it('resolves al2023@latest to the recommended image of every arch and variant', async () => {
     const { amis } = provider();
-    const resolved = await amis.resolve(nodeClass([{ alias: 'al2023@latest' }]), '1.31');
+    const resolved = await amis.resolve(nodeClassWithAMIs([{ alias: 'al2023@latest' }]), '1.31');
     expect(resolved.map((a) => a.name).sort()).toEqual(
       ['x86_64-standard', 'x86_64-nvidia', 'x86_64-neuron', 'arm64-standard', 'arm64-nvidia']
         .map((v) => `amazon-eks-node-al2023-${v}-1.31-${LATEST_RELEASE}`)
@@ -58,14 +44,14 @@ describe('AMIs on moto', () => {
 
   it('resolves a pinned al2023 release to that release', async () => {
     const { amis } = provider();
-    const resolved = await amis.resolve(nodeClass([{ alias: `al2023@${PINNED_RELEASE}` }]), '1.31');
+    const resolved = await amis.resolve(nodeClassWithAMIs([{ alias: `al2023@${PINNED_RELEASE}` }]), '1.31');
     expect(resolved).toHaveLength(5);
     expect(resolved.every((a) => a.name?.endsWith(PINNED_RELEASE))).toBe(true);
   });
 
   it('serves nvidia and neuron from the AL2 GPU image', async () => {
     const { amis } = provider();
-    const resolved = await amis.resolve(nodeClass([{ alias: 'al2@latest' }]), '1.31');
+    const resolved = await amis.resolve(nodeClassWithAMIs([{ alias: 'al2@latest' }]), '1.31');
     const gpu = seedImageId(`amazon-eks-gpu-node-1.31-${LATEST_RELEASE}`);
     expect(summary(resolved.filter((a) => a.id === gpu))).toEqual([
       [
@@ -82,12 +68,12 @@ describe('AMIs on moto', () => {
 
   it('resolves Bottlerocket and Windows aliases', async () => {
     const { amis } = provider();
-    const bottlerocket = await amis.resolve(nodeClass([{ alias: 'bottlerocket@latest' }]), '1.31');
+    const bottlerocket = await amis.resolve(nodeClassWithAMIs([{ alias: 'bottlerocket@latest' }]), '1.31');
     expect(bottlerocket.map((a) => a.name)).toContain(
       `bottlerocket-aws-k8s-1.31-nvidia-arm64-v${BOTTLEROCKET_LATEST}-abcdef01`,
     );
     expect(bottlerocket).toHaveLength(5);
-    const windows = await amis.resolve(nodeClass([{ alias: 'windows2022@latest' }]), '1.31');
+    const windows = await amis.resolve(nodeClassWithAMIs([{ alias: 'windows2022@latest' }]), '1.31');
     expect(summary(windows)).toEqual([
       [
         'Windows_Server-2022-English-Core-EKS_Optimized-1.31-2024.09.17',
@@ -102,8 +88,10 @@ describe('AMIs on moto', () => {
 
   it('finds nothing for a Kubernetes version without published parameters, and refuses unsupported aliases', async () => {
     const { amis } = provider();
-    expect(await amis.resolve(nodeClass([{ alias: 'al2023@latest' }]), '1.29')).toEqual([]);
-    await expect(amis.resolve(nodeClass([{ alias: 'al2@latest' }]), '1.33')).rejects.toThrow(UnsupportedAliasError);
+    expect(await amis.resolve(nodeClassWithAMIs([{ alias: 'al2023@latest' }]), '1.29')).toEqual([]);
+    await expect(amis.resolve(nodeClassWithAMIs([{ alias: 'al2@latest' }]), '1.33')).rejects.toThrow(
+      UnsupportedAliasError,
+    );
   });
 
   it('selects by id, name with owner, tags and ssmParameter terms, one AMI per requirement set, newest first', async () => {
@@ -112,13 +100,13 @@ describe('AMIs on moto', () => {
     const newX86 = seedImageId(`amazon-eks-node-al2023-x86_64-standard-1.31-${LATEST_RELEASE}`);
     const arm = seedImageId(`amazon-eks-node-al2023-arm64-standard-1.31-${LATEST_RELEASE}`);
 
-    const byId = await amis.resolve(nodeClass([{ id: oldX86 }], 'AL2023'), '1.31');
+    const byId = await amis.resolve(nodeClassWithAMIs([{ id: oldX86 }], 'AL2023'), '1.31');
     expect(byId.map((a) => [a.id, a.requirements])).toEqual([
       [oldX86, [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }]],
     ]);
 
     const byName = await amis.resolve(
-      nodeClass([{ name: 'amazon-eks-node-al2023-*-standard-1.31-*', owner: EKS_AMI_OWNER }], 'AL2023'),
+      nodeClassWithAMIs([{ name: 'amazon-eks-node-al2023-*-standard-1.31-*', owner: EKS_AMI_OWNER }], 'AL2023'),
       '1.31',
     );
     expect(byName.map((a) => a.id)).toEqual([newX86, arm]);
@@ -126,13 +114,13 @@ describe('AMIs on moto', () => {
     await account.ec2.send(
       new CreateTagsCommand({ Resources: [oldX86, arm], Tags: [{ Key: 'team', Value: 'platform' }] }),
     );
-    const byTags = await amis.resolve(nodeClass([{ tags: { team: 'platform' } }], 'AL2023'), '1.31');
+    const byTags = await amis.resolve(nodeClassWithAMIs([{ tags: { team: 'platform' } }], 'AL2023'), '1.31');
     expect(byTags.map((a) => a.id)).toEqual([arm, oldX86]);
-    const byTagKey = await amis.resolve(nodeClass([{ tags: { team: '*' } }], 'AL2023'), '1.31');
+    const byTagKey = await amis.resolve(nodeClassWithAMIs([{ tags: { team: '*' } }], 'AL2023'), '1.31');
     expect(byTagKey.map((a) => a.id).sort()).toEqual([arm, oldX86].sort());
 
     const bySsm = await amis.resolve(
-      nodeClass(
+      nodeClassWithAMIs(
         [{ ssmParameter: `/aws/service/eks/optimized-ami/1.31/amazon-linux-2023/arm64/standard/recommended/image_id` }],
         'AL2023',
       ),
