@@ -1,0 +1,104 @@
+// Names shared by the CDK stack (infra/), the Lambdas (lambdas/) and the core: environment
+// variables, event sources and detail-types, tag keys, the state table's key schema and metric
+// names. Both sides import them from here so a rename cannot split the deployment.
+
+/** Environment variables every function reads through requireEnv() at cold start. */
+export const ENV = {
+  /** EKS cluster name; also the value of the eks:eks-cluster-name tag on everything we launch. */
+  clusterName: 'KARPLESS_CLUSTER_NAME',
+  /** Name of the DynamoDB state table (nominations, ICE cache, idempotency, drains, prices, budgets). */
+  stateTable: 'KARPLESS_STATE_TABLE',
+  /** Name of the custom EventBridge bus that carries PodsUnschedulable and NodeClaimsLaunched. */
+  noticeBus: 'KARPLESS_NOTICE_BUS',
+  /** Path of the validated configuration document bundled beside the handler. */
+  configFile: 'KARPLESS_CONFIG_FILE',
+  /** 'record' (the upstream default) or 'act': what a rebalance recommendation does. */
+  rebalanceAction: 'KARPLESS_REBALANCE_ACTION',
+  /** Optional API server endpoint override (the demo's fake API server); normally from DescribeCluster. */
+  kubeEndpoint: 'KARPLESS_KUBE_ENDPOINT',
+} as const;
+
+/** File name of the configuration document inside each bundle. */
+export const CONFIG_FILE_NAME = 'karpless-config.json';
+
+/** EventBridge source of every event karpless puts. */
+export const EVENT_SOURCE = 'karpless';
+
+export const DETAIL_TYPE = {
+  podsUnschedulable: 'PodsUnschedulable',
+  nodeClaimsLaunched: 'NodeClaimsLaunched',
+} as const;
+
+/** Interruption event kinds routed to the interruption queue (reference §6), by source and detail-type. */
+export const INTERRUPTION_RULES = [
+  { id: 'SpotInterruption', source: 'aws.ec2', detailType: 'EC2 Spot Instance Interruption Warning' },
+  { id: 'Rebalance', source: 'aws.ec2', detailType: 'EC2 Instance Rebalance Recommendation' },
+  { id: 'InstanceStateChange', source: 'aws.ec2', detailType: 'EC2 Instance State-change Notification' },
+  { id: 'ScheduledChange', source: 'aws.health', detailType: 'AWS Health Event' },
+  {
+    id: 'CapacityReservationInterruption',
+    source: 'aws.ec2',
+    detailType: 'EC2 Capacity Reservation Instance Interruption Warning',
+  },
+] as const;
+
+export const AMI_STATE_CHANGE = { source: 'aws.ec2', detailType: 'EC2 AMI State Change' } as const;
+
+/** Tag keys on every instance, volume, network interface and launch template we create. */
+export const TAG = {
+  clusterName: 'eks:eks-cluster-name',
+  clusterOwned: (cluster: string) => `kubernetes.io/cluster/${cluster}`,
+  nodePool: 'karpenter.sh/nodepool',
+  nodeClass: 'karpenter.k8s.aws/ec2nodeclass',
+  nodeClaim: 'karpenter.sh/nodeclaim',
+} as const;
+
+/**
+ * The state table: one table, string partition key `pk`, string sort key `sk`, TTL attribute
+ * `expiresAt` (epoch seconds). Item kinds are told apart by the pk prefix (see shared/providers/state.ts).
+ */
+export const STATE_TABLE = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  ttlAttribute: 'expiresAt',
+} as const;
+
+/** CloudWatch namespace and metric names (Embedded Metric Format), shared with the dashboard. */
+export const METRICS_NAMESPACE = 'Karpless';
+export const METRIC = {
+  decisionLatency: 'DecisionLatency',
+  podsPerDecision: 'PodsPerDecision',
+  launches: 'NodeClaimsLaunched',
+  capacityErrors: 'CapacityErrors',
+  interruptions: 'Interruptions',
+  registrations: 'NodesRegistered',
+  drains: 'NodesDrained',
+  unschedulablePods: 'UnschedulablePods',
+  noticesPut: 'NoticesPut',
+} as const;
+
+/** Kubernetes names karpless writes on Nodes (Karpenter's own). */
+export const KUBE = {
+  unregisteredTaintKey: 'karpenter.sh/unregistered',
+  disruptedTaintKey: 'karpenter.sh/disrupted',
+  registeredLabel: 'karpenter.sh/registered',
+  initializedLabel: 'karpenter.sh/initialized',
+  terminationFinalizer: 'karpenter.sh/termination',
+  doNotDisruptAnnotation: 'karpenter.sh/do-not-disrupt',
+  /** The RBAC group the functions' role is mapped to by its EKS access entry. */
+  rbacGroup: 'karpless:provisioner',
+} as const;
+
+/** Nominations live until a claim's node must have registered (Karpenter's registration TTL). */
+export const REGISTRATION_TTL_MS = 15 * 60 * 1000;
+
+/** Reads a required environment variable or fails the cold start naming it. */
+export function requireEnv(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  const value = env[name];
+  if (value === undefined || value === '') {
+    throw new Error(
+      `environment variable ${name} is not set: the Provisioner construct sets it; set it when running a handler by hand`,
+    );
+  }
+  return value;
+}

@@ -1,0 +1,96 @@
+// The Kubernetes calls karpless makes, as a port: the watcher, provision, interruption and
+// lifecycle code ask for Pick<KubeClient, …>; shared/kube/client.ts implements it over node:https
+// with an EKS token, and test/support/kube/ holds the fake API server it is tested against.
+
+import type { Node, Pod, Workload } from '../apis/core/v1';
+import type { Taint } from '../apis/v1/types';
+
+export interface ListOptions {
+  fieldSelector?: string;
+  labelSelector?: string;
+  /** Page size; the client follows `continue` until the list is complete. */
+  limit?: number;
+}
+
+export interface ObjectList<T> {
+  items: T[];
+  /** The list's resourceVersion: where a watch continues from. */
+  resourceVersion: string;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
+
+export interface WatchEvent<T> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface WatchOptions extends ListOptions {
+  resourceVersion: string;
+  /** Server-side timeout of the watch request. */
+  timeoutSeconds: number;
+  /** Aborts the watch early (the handler is running out of time). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The outcome of one watch request: 'expired' is 410 Gone (re-list), 'closed' is a normal end
+ * (timeout or abort) with the last resourceVersion seen, including bookmarks.
+ */
+export type WatchResult = { kind: 'closed'; resourceVersion: string } | { kind: 'expired' };
+
+/** A JSON merge patch (application/merge-patch+json) of a Node. */
+export type NodePatch = {
+  metadata?: {
+    labels?: Record<string, string | null>;
+    annotations?: Record<string, string | null>;
+    /** Replaces the whole list; send with resourceVersion so a concurrent change yields 409. */
+    finalizers?: string[] | null;
+    resourceVersion?: string;
+  };
+  spec?: { taints?: Taint[] | null; unschedulable?: boolean | null };
+};
+
+export type EvictionOutcome =
+  /** Eviction created (201) or the pod is already gone (404). */
+  | { kind: 'evicted' }
+  /** A PodDisruptionBudget refused it (429) until the deadline passed. */
+  | { kind: 'blocked'; message: string };
+
+export interface KubeClient {
+  listPods(options?: ListOptions): Promise<ObjectList<Pod>>;
+  watchPods(options: WatchOptions, onEvent: (event: WatchEvent<Pod>) => void): Promise<WatchResult>;
+  listNodes(options?: ListOptions): Promise<ObjectList<Node>>;
+  watchNodes(options: WatchOptions, onEvent: (event: WatchEvent<Node>) => void): Promise<WatchResult>;
+  /** undefined when the node does not exist (404). */
+  getNode(name: string): Promise<Node | undefined>;
+  listDaemonSets(options?: ListOptions): Promise<ObjectList<Workload>>;
+  /** Merge-patches a node; throws KubeApiError (409 on a stale resourceVersion, 404 when gone). */
+  patchNode(name: string, patch: NodePatch): Promise<Node>;
+  /**
+   * Evicts through policy/v1 Eviction, retrying 429 (PodDisruptionBudget) with backoff until
+   * `deadline` (epoch ms). Callers never pass DaemonSet or mirror pods (see isEvictable).
+   */
+  evictPod(namespace: string, name: string, deadline: number): Promise<EvictionOutcome>;
+  /** Deletes a node; a node already gone is not an error. */
+  deleteNode(name: string): Promise<void>;
+}
+
+/** A Kubernetes `Status` answer, kept whole so callers can branch on code and reason. */
+export class KubeApiError extends Error {
+  override readonly name = 'KubeApiError';
+  constructor(
+    /** "PATCH /api/v1/nodes/ip-10-0-0-1" */
+    readonly request: string,
+    readonly code: number,
+    /** Status.reason, e.g. NotFound, Conflict, TooManyRequests, Expired. */
+    readonly reason: string,
+    message: string,
+  ) {
+    super(`${request}: ${code} ${reason}: ${message}`);
+  }
+}
+
+export function isKubeApiError(error: unknown, code?: number): error is KubeApiError {
+  return error instanceof KubeApiError && (code === undefined || error.code === code);
+}

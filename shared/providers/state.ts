@@ -1,0 +1,72 @@
+// The state table as a port. Short-lived state that must outlive one Lambda invocation lives in one
+// DynamoDB table with a TTL attribute (see shared/contracts STATE_TABLE); EC2 tags stay the source
+// of truth for claims. DynamoStateStore (shared/providers/dynamostate.ts) implements it with
+// conditional writes; InMemoryStateStore serves unit tests and the CLI.
+
+import type { CapacityType } from '../instancetypes/types';
+
+/** Pods nominated to one in-flight NodeClaim, until its node registers or the TTL passes. */
+export interface Nomination {
+  nodeClaimName: string;
+  nodePool: string;
+  podUids: string[];
+  /** Epoch ms after which the nomination no longer counts. */
+  expiresAt: number;
+}
+
+/** Progress of one node's drain, so the next invocation resumes where this one stopped. */
+export interface DrainRecord {
+  nodeName: string;
+  instanceId: string;
+  /** Why the node is being drained: 'deletion', 'SpotInterruption', 'Drifted', … */
+  reason: string;
+  phase: 'cordoned' | 'draining' | 'terminating' | 'done';
+  startedAt: number;
+  /** Epoch ms by which the drain must end (spot: the two-minute warning; else terminationGracePeriod). */
+  deadline: number;
+  expiresAt: number;
+}
+
+export interface PriceSnapshot {
+  /** 'bundled', 'pricing-api', 'spot-price-history', or a combination joined by '+'. */
+  source: string;
+  fetchedAt: number;
+  onDemand: Record<string, number>;
+  /** "instanceType:zone" → USD/hour. */
+  spot: Record<string, number>;
+}
+
+export interface StateStore {
+  /**
+   * Records the nomination only if none of its pods is nominated to another live claim; returns
+   * false (and writes nothing) when another invocation got there first.
+   */
+  nominate(nomination: Nomination): Promise<boolean>;
+  /** Live nominations (not expired). */
+  nominations(): Promise<Nomination[]>;
+  /** Drops a claim's nomination (its node registered, or its launch failed). */
+  releaseNomination(nodeClaimName: string): Promise<void>;
+
+  /**
+   * First writer wins: true when `key` was not yet recorded (the caller acts), false on a repeat.
+   * The record lives for `ttlMs`.
+   */
+  claimOnce(key: string, ttlMs: number): Promise<boolean>;
+
+  isOfferingUnavailable(capacityType: CapacityType, instanceType: string, zone: string): Promise<boolean>;
+  markOfferingUnavailable(
+    capacityType: CapacityType,
+    instanceType: string,
+    zone: string,
+    reason: string,
+    ttlMs: number,
+  ): Promise<void>;
+
+  getDrain(nodeName: string): Promise<DrainRecord | undefined>;
+  putDrain(record: DrainRecord): Promise<void>;
+  deleteDrain(nodeName: string): Promise<void>;
+  drains(): Promise<DrainRecord[]>;
+
+  getPrices(region: string): Promise<PriceSnapshot | undefined>;
+  putPrices(region: string, snapshot: PriceSnapshot): Promise<void>;
+}
