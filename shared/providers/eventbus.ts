@@ -205,3 +205,12 @@ function groupEntries(pending: readonly Pending[]): Pending[][] {
   if (current.length > 0) groups.push(current);
   return groups;
 }
+
+/** Keeps what would have been put: for unit tests, the CLI and dry runs. */
+export class RecordingEventPublisher implements EventPublisher {
+  readonly published: BusEvent[] = [];
+
+  async publish(events: readonly BusEvent[]): Promise<void> {
+    this.published.push(...events.map((e) => structuredClone(e)));
+  }
+}

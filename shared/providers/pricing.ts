@@ -9,6 +9,7 @@ import {
   GetProductsCommand,
   type GetProductsCommandInput,
   type GetProductsCommandOutput,
+  PricingClient,
 } from '@aws-sdk/client-pricing';
 import bundledTable from '../instancetypes/data/pricing-on-demand.json';
 import { SPOT_PRICED_AS_ON_DEMAND_NOTE } from '../instancetypes/ec2';
@@ -44,6 +45,23 @@ interface Sender {
 
 export function pricingApi(client: Sender): PricingApi {
   return { getProducts: (i) => client.send(new GetProductsCommand(i)) };
+}
+
+/**
+ * A Pricing API client for `region`'s prices, talking to the endpoint region Karpenter would use.
+ * `override` plays the part of Karpenter's PRICING_REGION_OVERRIDE.
+ */
+export function awsPricingApi(
+  region: string,
+  options: { override?: string; endpoint?: string; maxAttempts?: number } = {},
+): PricingApi & { endpointRegion: string; destroy(): void } {
+  const endpointRegion = pricingEndpointRegion(region, options.override);
+  const client = new PricingClient({
+    region: endpointRegion,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
+  });
+  return { ...pricingApi(client), endpointRegion, destroy: () => client.destroy() };
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   entrySize,
   PUT_EVENTS_MAX_BYTES,
   PutEventsError,
+  RecordingEventPublisher,
 } from '../../shared/providers/eventbus';
 import { recordingFake } from './fakes';
 
@@ -106,5 +107,16 @@ describe('EventBridgePublisher', () => {
     // MalformedDetail is not sent again; InternalFailure is, three more times.
     expect(sent().map((c) => c.Entries?.length)).toEqual([3, 1, 1, 1]);
     expect(sleeps).toEqual([100, 200, 400]);
+  });
+});
+
+describe('RecordingEventPublisher', () => {
+  it('keeps copies of what was published, in order', async () => {
+    const publisher = new RecordingEventPublisher();
+    const detail = { n: 1 };
+    await publisher.publish([event(0, detail)]);
+    await publisher.publish([event(1)]);
+    detail.n = 2;
+    expect(publisher.published).toEqual([event(0, { n: 1 }), event(1)]);
   });
 });

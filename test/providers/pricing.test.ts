@@ -7,6 +7,7 @@ import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import type { EC2Api } from '../../shared/providers/ports';
 import {
   applyPrices,
+  awsPricingApi,
   bundledSnapshot,
   describePrices,
   fetchOnDemandPrices,
@@ -109,6 +110,15 @@ describe('pricingEndpointRegion', () => {
     expect(pricingEndpointRegion('cn-north-1')).toBe('cn-northwest-1');
     expect(pricingEndpointRegion('me-south-1')).toBe('us-east-1');
     expect(pricingEndpointRegion('sa-east-1', 'eu-central-1')).toBe('eu-central-1');
+  });
+});
+
+describe('awsPricingApi', () => {
+  it('talks to the endpoint region of the cluster region', () => {
+    const api = awsPricingApi('eu-west-1');
+    expect(api.endpointRegion).toBe('eu-central-1');
+    api.destroy();
+    expect(awsPricingApi('us-west-2', { override: 'ap-south-1' }).endpointRegion).toBe('ap-south-1');
   });
 });
 
