@@ -204,7 +204,7 @@ export class HttpKubeClient implements KubeClient {
     };
     try {
       const response = await this.transport.stream(spec);
-      return await consumeWatch(response, this.transport.describe(spec), options.resourceVersion, onEvent);
+      return await consumeWatch(response, this.transport.describe(spec), options.resourceVersion, onEvent, signal);
     } catch (error) {
       if (isKubeApiError(error, 410)) return { kind: 'expired' };
       if (signal.aborted) return closed;

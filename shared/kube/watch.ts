@@ -76,6 +76,7 @@ export function consumeWatch<T>(
   request: string,
   resourceVersion: string,
   onEvent: (event: WatchEvent<T>) => void,
+  signal?: AbortSignal,
 ): Promise<WatchResult> {
   const decoder = new LineDecoder();
   return new Promise<WatchResult>((resolve, reject) => {
@@ -90,6 +91,9 @@ export function consumeWatch<T>(
     const handle = (lines: string[]) => {
       for (const line of lines) {
         if (finished) return;
+        // Once aborted, events still buffered in this chunk are not delivered: the returned
+        // resourceVersion is that of the last event the handler saw.
+        if (signal?.aborted) return finish({ result: { kind: 'closed', resourceVersion } });
         const parsed = parseWatchLine<T>(line, request);
         if (parsed.kind === 'expired') return finish({ result: { kind: 'expired' } });
         if (parsed.kind === 'error') return finish({ error: parsed.error });

@@ -239,6 +239,11 @@ export class FakeApiServer {
     this.routes.sendBookmarks();
   }
 
+  /** Watches currently open: a test waits for its watch to be registered before it changes things. */
+  get activeWatches(): number {
+    return this.routes.activeWatches;
+  }
+
   /** Forgets the change history: every watch from an older resourceVersion now gets 410. */
   compactHistory(): void {
     this.store.compact();

@@ -220,6 +220,10 @@ export class FakeApiRoutes {
     return { status: 200 };
   }
 
+  get activeWatches(): number {
+    return this.watches.size;
+  }
+
   sendBookmarks(): void {
     for (const watch of this.watches) {
       if (!watch.bookmarks) continue;
