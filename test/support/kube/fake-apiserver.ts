@@ -50,6 +50,8 @@ export interface RequestRecord {
   path: string;
   query: Record<string, string>;
   contentType?: string;
+  /** The bearer token the request carried. */
+  token?: string;
   body?: unknown;
   /** The status answered (200 for a watch that started). */
   status: number;
@@ -272,6 +274,8 @@ export class FakeApiServer {
       status: 0,
     };
     if (req.headers['content-type']) record.contentType = req.headers['content-type'];
+    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (bearer) record.token = bearer;
     this.requests.push(record);
     const text = await readBody(req);
     if (text) record.body = parseOrText(text);
