@@ -1,3 +1,4 @@
+import { createServer, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpKubeClient, type HttpKubeClientOptions } from '../../shared/kube/client';
 import { KubeApiError, KubeTransportError } from '../../shared/kube/types';
@@ -202,6 +203,32 @@ describe('failures', () => {
     expect(error.message).toContain(`GET ${server.url}/api/v1/nodes?limit=500`);
     expect(error.message).toContain('request timeout');
     expect(server.requestsTo('GET', '/api/v1/nodes')).toHaveLength(2);
+  });
+
+  it('gives up on a TLS handshake that never completes with a connect timeout', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    const stuck = new HttpKubeClient({
+      endpoint: `https://127.0.0.1:${port}`,
+      token: async () => 'secret',
+      connectTimeoutMs: 100,
+      retry: { retries: 1 },
+      sleep: async () => {},
+    });
+    try {
+      const error = await stuck.listPods().catch((e) => e);
+      expect(error).toBeInstanceOf(KubeTransportError);
+      expect(error).toMatchObject({ phase: 'connect' });
+      expect(error.message).toContain(`GET https://127.0.0.1:${port}/api/v1/pods`);
+      expect(error.message).toContain('connect timeout');
+      expect(sockets).toHaveLength(2);
+    } finally {
+      stuck.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('reports a refused connection as a connect failure naming the endpoint', async () => {

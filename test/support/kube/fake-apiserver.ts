@@ -298,9 +298,15 @@ export class FakeApiServer {
       record.status = 401;
       return respond(res, 401, failure(401, 'Unauthorized', 'Unauthorized'));
     }
-    const answer = this.routes.route(record.method, url, record.body, record.contentType, res);
-    record.status = answer.status;
-    if (answer.body !== undefined) respond(res, answer.status, answer.body);
+    try {
+      const answer = this.routes.route(record.method, url, record.body, record.contentType, res);
+      record.status = answer.status;
+      if (answer.body !== undefined) respond(res, answer.status, answer.body);
+    } catch (error) {
+      // A bug in the fake must fail the request that hit it, not the whole test process.
+      record.status = 500;
+      respond(res, 500, failure(500, 'InternalError', `fake API server: ${String(error)}`));
+    }
   }
 
   private takeFault(method: string, url: URL): Fault | undefined {

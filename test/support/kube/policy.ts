@@ -69,6 +69,12 @@ export interface PodDisruptionBudget {
   /** An integer or a percentage such as "50%" (rounded up, as the disruption controller does). */
   minAvailable?: number | string;
   maxUnavailable?: number | string;
+  /**
+   * The workload's scale, which the disruption controller reads from the pods' controller. The
+   * fake has no controllers, so without it the matching pods are counted: an evicted pod then
+   * shrinks the expectation instead of counting as unavailable.
+   */
+  expectedPods?: number;
 }
 
 function scaled(value: number | string, total: number): number {
@@ -119,7 +125,7 @@ export function evictionRefusal(
       isActive(p) &&
       matchesLabelSelector(budget.selector, p.metadata.labels ?? {}),
   );
-  const expected = selected.length;
+  const expected = budget.expectedPods ?? selected.length;
   const healthy = selected.filter(isHealthy).length;
   const desiredHealthy =
     budget.minAvailable !== undefined
