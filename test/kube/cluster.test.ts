@@ -1,4 +1,5 @@
 import type { DescribeClusterCommandOutput } from '@aws-sdk/client-eks';
+import { STSClient } from '@aws-sdk/client-sts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type HttpKubeClient, kubeClientForCluster } from '../../shared/kube/client';
 import { decodeEksToken } from '../../shared/kube/token';
@@ -38,6 +39,26 @@ describe('kubeClientForCluster', () => {
     expect(eks.callsTo('describeCluster')).toEqual([{ name: 'demo' }]);
     const token = server.requests[0]?.token ?? '';
     expect(decodeEksToken(token).host).toBe('sts.us-west-2.amazonaws.com');
+  });
+
+  it("signs with an SDK client's credential provider", async () => {
+    const server = await FakeApiServer.start();
+    opened.push(server);
+    const sts = new STSClient({ region: 'us-west-2', credentials: { ...credentials, sessionToken: 'from-sdk' } });
+    const eks = eksAnswering({});
+    const client = track(
+      await kubeClientForCluster({
+        eks,
+        clusterName: 'demo',
+        region: 'us-west-2',
+        credentials: sts.config.credentials,
+        endpointOverride: server.url,
+      }),
+    );
+    await client.getNode('a');
+    const url = decodeEksToken(server.requests[0]?.token ?? '');
+    expect(url.searchParams.get('X-Amz-Security-Token')).toBe('from-sdk');
+    sts.destroy();
   });
 
   it("refuses a CA that is not a PEM certificate (moto's) and says how to use a test server", async () => {
