@@ -186,25 +186,8 @@ export class Transport {
       headers['content-length'] = body.length;
     }
     const module = this.tls ? https : http;
-    return new Promise<Exchanged>((resolve, reject) => {
-      let settled = false;
-      const timers: NodeJS.Timeout[] = [];
-      const done = (fn: () => void) => {
-        if (settled) return;
-        settled = true;
-        for (const timer of timers) clearTimeout(timer);
-        spec.signal?.removeEventListener('abort', onAbort);
-        fn();
-      };
-      const fail = (phase: 'connect' | 'request', message: string) => {
-        const error = new KubeTransportError(where, phase, message);
-        done(() => reject(error));
-        req.destroy(error);
-      };
-      const onAbort = () => fail('request', 'aborted by the caller');
-      let connected = false;
-
-      const req = module.request({
+    const open = () =>
+      module.request({
         protocol: this.endpoint.protocol,
         hostname: this.endpoint.hostname.replace(/^\[|\]$/g, ''),
         port: this.endpoint.port || (this.tls ? 443 : 80),
@@ -213,63 +196,118 @@ export class Transport {
         headers,
         agent: this.agent,
       });
-      timers.push(
+    return new Exchange(where, this.tls, this.connectTimeoutMs, this.requestTimeoutMs, spec.signal, streaming).run(
+      open,
+      body,
+    );
+  }
+}
+
+/**
+ * One request and its answer, with the timers that bound it. Settles once: the first of answer,
+ * error, timeout or abort wins, and every timer and listener goes with it.
+ */
+class Exchange {
+  private settled = false;
+  private connected = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private req: http.ClientRequest | undefined;
+  private resolve: (answer: Exchanged) => void = () => {};
+  private reject: (error: unknown) => void = () => {};
+  private readonly onAbort = () => this.fail('request', 'aborted by the caller');
+
+  constructor(
+    private readonly where: string,
+    private readonly tls: boolean,
+    private readonly connectTimeoutMs: number,
+    private readonly requestTimeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly streaming: boolean,
+  ) {}
+
+  run(open: () => http.ClientRequest, body: Buffer | undefined): Promise<Exchanged> {
+    return new Promise<Exchanged>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+      const req = open();
+      this.req = req;
+      this.timers.push(
         setTimeout(
-          () => fail('request', `no answer within ${this.requestTimeoutMs} ms (request timeout)`),
+          () => this.fail('request', `no answer within ${this.requestTimeoutMs} ms (request timeout)`),
           this.requestTimeoutMs,
         ),
       );
-      req.on('socket', (socket: Socket) => {
-        if (!socket.connecting) {
-          connected = true;
-          return;
-        }
-        const connectTimer = setTimeout(
-          () =>
-            fail(
-              'connect',
-              `could not connect within ${this.connectTimeoutMs} ms (connect timeout); check that the endpoint is reachable from this network`,
-            ),
-          this.connectTimeoutMs,
-        );
-        timers.push(connectTimer);
-        socket.once(this.tls ? 'secureConnect' : 'connect', () => {
-          connected = true;
-          clearTimeout(connectTimer);
-        });
-      });
-      req.on('error', (error: NodeJS.ErrnoException) => {
-        done(() => {
-          if (error instanceof KubeTransportError) return reject(error);
-          const phase = connected ? 'request' : 'connect';
-          reject(
-            new KubeTransportError(where, phase, `${error.code ?? error.name}: ${error.message}`, { cause: error }),
-          );
-        });
-      });
-      req.on('response', (res) => {
-        const status = res.statusCode ?? 0;
-        const retryAfter = headerValue(res.headers['retry-after']);
-        if (streaming && status < 300) {
-          done(() => resolve({ status, body: undefined, stream: res, retryAfter }));
-          // The watch owns the response from here; aborting the signal still ends it.
-          if (spec.signal) spec.signal.addEventListener('abort', () => res.destroy(), { once: true });
-          return;
-        }
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', (error) => fail('request', `the answer broke off: ${error.message}`));
-        res.on('close', () => {
-          if (!res.complete) fail('request', 'the connection closed before the answer was complete');
-        });
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          done(() => resolve({ status, body: parseJson(text), text, retryAfter }));
-        });
-      });
-      if (spec.signal?.aborted) return fail('request', 'aborted by the caller');
-      spec.signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('socket', (socket: Socket) => this.onSocket(socket));
+      req.on('error', (error: NodeJS.ErrnoException) => this.onError(error));
+      req.on('response', (res) => this.onResponse(res));
+      if (this.signal?.aborted) return this.fail('request', 'aborted by the caller');
+      this.signal?.addEventListener('abort', this.onAbort, { once: true });
       req.end(body);
+    });
+  }
+
+  private settle(fn: () => void): void {
+    if (this.settled) return;
+    this.settled = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.signal?.removeEventListener('abort', this.onAbort);
+    fn();
+  }
+
+  private fail(phase: 'connect' | 'request', message: string): void {
+    const error = new KubeTransportError(this.where, phase, message);
+    this.settle(() => this.reject(error));
+    this.req?.destroy(error);
+  }
+
+  /** A kept-alive socket is connected already; a new one must connect (and shake hands) in time. */
+  private onSocket(socket: Socket): void {
+    if (!socket.connecting) {
+      this.connected = true;
+      return;
+    }
+    const timer = setTimeout(
+      () =>
+        this.fail(
+          'connect',
+          `could not connect within ${this.connectTimeoutMs} ms (connect timeout); check that the endpoint is reachable from this network`,
+        ),
+      this.connectTimeoutMs,
+    );
+    this.timers.push(timer);
+    socket.once(this.tls ? 'secureConnect' : 'connect', () => {
+      this.connected = true;
+      clearTimeout(timer);
+    });
+  }
+
+  private onError(error: NodeJS.ErrnoException): void {
+    this.settle(() => {
+      if (error instanceof KubeTransportError) return this.reject(error);
+      const phase = this.connected ? 'request' : 'connect';
+      const message = `${error.code ?? error.name}: ${error.message}`;
+      this.reject(new KubeTransportError(this.where, phase, message, { cause: error }));
+    });
+  }
+
+  private onResponse(res: http.IncomingMessage): void {
+    const status = res.statusCode ?? 0;
+    const retryAfter = headerValue(res.headers['retry-after']);
+    if (this.streaming && status < 300) {
+      this.settle(() => this.resolve({ status, body: undefined, stream: res, retryAfter }));
+      // The watch owns the response from here; aborting the signal still ends it.
+      this.signal?.addEventListener('abort', () => res.destroy(), { once: true });
+      return;
+    }
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.on('error', (error) => this.fail('request', `the answer broke off: ${error.message}`));
+    res.on('close', () => {
+      if (!res.complete) this.fail('request', 'the connection closed before the answer was complete');
+    });
+    res.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      this.settle(() => this.resolve({ status, body: parseJson(text), text, retryAfter }));
     });
   }
 }

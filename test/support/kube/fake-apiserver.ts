@@ -24,6 +24,8 @@ export interface FakeApiServerOptions {
   historyLimit?: number;
   /** Send BOOKMARK events to watches that allow them this often (0: only on sendBookmarks()). */
   bookmarkIntervalMs?: number;
+  /** The port on 127.0.0.1; 0 (the default) picks a free one. */
+  port?: number;
   /** The server's clock, for creation and deletion timestamps. */
   now?: () => Date;
 }
@@ -91,7 +93,7 @@ export class FakeApiServer {
     fake = new FakeApiServer(server, options);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
     });
     fake.port = (server.address() as AddressInfo).port;
     if (options.bookmarkIntervalMs) {
