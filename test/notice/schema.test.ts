@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NOTICE_DETAIL, noticeJsonSchema } from '../../shared/notice';
+import { DETAIL_TYPE, EVENT_SOURCE } from '../../shared/contracts';
+import { NOTICE_DETAIL, noticeJsonSchema, validateNotice } from '../../shared/notice';
 
 const FILE = join(import.meta.dirname, '../../docs/notice.schema.json');
 
@@ -29,5 +30,17 @@ describe('docs/notice.schema.json', () => {
     expect(NOTICE_DETAIL.kind).toBe('object');
     if (NOTICE_DETAIL.kind === 'object')
       expect(Object.keys(schema.properties)).toEqual(Object.keys(NOTICE_DETAIL.properties));
+  });
+});
+
+describe('docs/notice.md', () => {
+  it('shows a detail and a PutEvents entry that validate', () => {
+    const md = readFileSync(join(import.meta.dirname, '../../docs/notice.md'), 'utf8');
+    const blocks = [...md.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1] ?? ''));
+    expect(blocks).toHaveLength(2);
+    expect(validateNotice(blocks[0])).toEqual({ ok: true, detail: blocks[0] });
+    const [entry] = blocks[1];
+    expect(entry).toMatchObject({ Source: EVENT_SOURCE, DetailType: DETAIL_TYPE.podsUnschedulable });
+    expect(validateNotice(JSON.parse(entry.Detail)).ok).toBe(true);
   });
 });
