@@ -131,7 +131,7 @@ export function qualifiedNameMessages(key: string): string[] {
 // The kubelet's own rules for --node-labels (k8s.io/kubelet/pkg/apis well_known_labels.go and
 // cmd/kubelet/app/options ValidateKubeletFlags): a key in the kubernetes.io or k8s.io namespaces is
 // refused, and the kubelet does not start, unless it is one of these keys or under these namespaces.
-const KUBELET_LABELS: ReadonlySet<string> = new Set([
+export const KUBELET_LABELS: ReadonlySet<string> = new Set([
   LABEL_HOSTNAME,
   LABEL_ZONE,
   LABEL_REGION,
