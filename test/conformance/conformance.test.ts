@@ -39,7 +39,7 @@ const comparable = cases.filter((c) => c.incomparable === undefined);
 
 describe.each([...new Set(cases.map((c) => c.file))])('conformance: %s', (file) => {
   const inFile = comparable.filter((c) => c.file === file);
-  it.each(inFile.map((c) => [c.it, c] as const))('%s', (_, c) => {
+  it.each(inFile.map((c) => [c.line === undefined ? c.it : `L${c.line} ${c.it}`, c] as const))('%s', (_, c) => {
     if (c.dependsOn && c.first) expect(karplessOutcome(c.first), 'the first object').toBe('accept');
     expect(judge(c)).toBe(upstreamOutcome(c));
   });
@@ -48,14 +48,12 @@ describe.each([...new Set(cases.map((c) => c.file))])('conformance: %s', (file) 
 describe('conformance summary', () => {
   it('agrees on every comparable upstream case', () => {
     const agreeing = comparable.filter((c) => judge(c) === upstreamOutcome(c)).length;
-    const bySource = new Map<string, number>();
-    for (const c of cases)
-      bySource.set(
-        `${c.source.repo}/${c.source.path}@${c.source.commit.slice(0, 8)}`,
-        (bySource.get(`${c.source.repo}/${c.source.path}@${c.source.commit.slice(0, 8)}`) ?? 0) + 1,
-      );
+    const sources = [
+      ...new Set(cases.map((c) => `${c.source.repo}/${c.source.path}@${c.source.commit.split(' ')[0]}`)),
+    ];
+    const lines = new Set(cases.filter((c) => c.line !== undefined).map((c) => `${c.file}:${c.line}`));
     console.log(
-      `conformance: ${agreeing}/${comparable.length} comparable upstream cases agree (${cases.length - comparable.length} not comparable)\n${[...bySource].map(([s, n]) => `  ${n} from ${s}`).join('\n')}`,
+      `conformance: ${agreeing}/${comparable.length} comparable upstream cases agree (${cases.length - comparable.length} not comparable; ${lines.size} upstream It/Entry lines from ${sources.length} sources)`,
     );
     expect(agreeing).toBe(comparable.length);
     expect(cases.length).toBeGreaterThan(0);

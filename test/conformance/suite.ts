@@ -19,6 +19,8 @@ export interface ConformanceCase {
   source: UpstreamSource;
   /** Describe/Context/It/Entry titles; `[i/n]` marks one of several creates in one It. */
   it: string;
+  /** Line of the It or Entry in `source.commit` (absent for cases not taken from a stored copy). */
+  line?: number;
   object: Record<string, unknown>;
   admission: Outcome;
   /** RuntimeValidate's outcome, where the It calls it. */
@@ -34,6 +36,7 @@ export interface ConformanceCase {
 
 interface RawCase {
   it: string;
+  line?: number;
   set?: Record<string, unknown>;
   first?: Record<string, unknown>;
   admission: Outcome;
@@ -100,6 +103,7 @@ export function loadCases(dir = CASES_DIR): ConformanceCase[] {
         file,
         source: raw.source,
         it: c.it,
+        ...(c.line !== undefined ? { line: c.line } : {}),
         object: applySet(raw.base, c.set),
         admission: c.admission,
         ...(c.runtime ? { runtime: c.runtime } : {}),
