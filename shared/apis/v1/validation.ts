@@ -115,7 +115,13 @@ const labelKeyRules =
  * requirement keys: the CRD pattern alone admits a prefix past 253 or a name past 63 characters.
  */
 const qualifiedNameRule: Rule<string> = (key, path) =>
-  qualifiedNameMessages(key).map((message) => ({ path, message: `Invalid value: ${JSON.stringify(key)}: ${message}` }));
+  // A key the pattern refuses is already reported; what remains are the length limits.
+  QUALIFIED_NAME.test(key)
+    ? qualifiedNameMessages(key).map((message) => ({
+        path,
+        message: `Invalid value: ${JSON.stringify(key)}: ${message}`,
+      }))
+    : [];
 
 function taintSchema(runtime: boolean): Schema {
   return object(
