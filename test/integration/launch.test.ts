@@ -148,6 +148,7 @@ function claim(env: Environment, name: string): LaunchRequest {
     nodePool,
     nodeClass: env.resolution.nodeClass,
     instanceTypes: env.instanceTypes,
+    requirements: nodePool.spec.template.spec.requirements,
     capacityType: 'on-demand',
     labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.k8s.aws/ec2nodeclass': 'default', team: 'platform' },
   };
@@ -296,7 +297,12 @@ describe('launch on moto', () => {
 
   it('launches spot with a spot-instances-request tag specification in the template', async () => {
     const { launcher: l } = launcher(env.account);
-    const request: LaunchRequest = { ...claim(env, 'general-spot'), capacityType: 'spot' };
+    // Both allowed and no pin: the launch prefers spot, as Karpenter does.
+    const { capacityType: _pinned, ...rest } = claim(env, 'general-spot');
+    const request: LaunchRequest = {
+      ...rest,
+      requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }],
+    };
     const result = await l.launch(request, env.resolved);
     expect(result).toMatchObject({ capacityType: 'spot', existing: false });
     const [instance] = await instancesOfClaim(env.account, 'general-spot');

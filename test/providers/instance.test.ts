@@ -92,6 +92,7 @@ function request(types: InstanceType[]): LaunchRequest {
     nodePool,
     nodeClass,
     instanceTypes: types,
+    requirements: [],
     capacityType: 'on-demand',
     labels: {},
   };
