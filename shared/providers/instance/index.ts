@@ -262,15 +262,17 @@ export class InstanceLauncher {
     if (!UNFULFILLABLE_CAPACITY_CODES.has(failure.code) || !failure.offering) return false;
     const [, type = '', zone = ''] = failure.offering.split(':');
     const override = plan.overrides.find((o) => o.instanceType === type && o.zone === zone);
+    const subnetId = error.LaunchTemplateAndOverrides?.Overrides?.SubnetId ?? override?.subnetId;
+    if (failure.code === 'InsufficientFreeAddressesInSubnet' && subnetId) {
+      // The subnet is full, not the offering: another subnet of the zone may still launch it.
+      await this.markScope(state, { kind: 'subnet', subnetId }, reason);
+      return true;
+    }
     if (plan.capacityType === 'reserved' && override?.reservationId) {
       await this.markScope(state, { kind: 'reservation', reservationId: override.reservationId }, reason);
     } else {
       await this.deps.unavailable.markUnavailable(plan.capacityType, type, zone, reason);
       state.failedHere.add(failure.offering);
-    }
-    const subnetId = error.LaunchTemplateAndOverrides?.Overrides?.SubnetId ?? override?.subnetId;
-    if (failure.code === 'InsufficientFreeAddressesInSubnet' && subnetId) {
-      await this.markScope(state, { kind: 'subnet', subnetId }, reason);
     }
     return true;
   }
