@@ -453,7 +453,7 @@ describe('InstanceLauncher: errors as Karpenter handles them', () => {
       { zone: 'us-west-2a', capacityType: 'spot', price: 0.03, available: true },
       { zone: 'us-west-2b', capacityType: 'spot', price: 0.03, available: true },
     );
-    const { ec2, launcher, unavailable, clock } = setup((input, call) =>
+    const { ec2, launcher, unavailable, clock } = setup((_input, call) =>
       call === 0
         ? {
             $metadata: {},
