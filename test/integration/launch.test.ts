@@ -1,6 +1,7 @@
 // The whole launch path against moto: resolve the node class, build and ensure launch templates,
 // CreateFleet with fallback, tags, idempotency and throttling.
 
+import type { CreateFleetCommandInput } from '@aws-sdk/client-ec2';
 import {
   DescribeInstancesCommand,
   DescribeLaunchTemplatesCommand,
@@ -23,7 +24,9 @@ import { ec2Api, eksApi, iamApi, ssmApi } from '../../shared/providers/ports';
 import { SecurityGroupProvider } from '../../shared/providers/securitygroup';
 import { SubnetProvider } from '../../shared/providers/subnet';
 import { InMemoryUnavailableOfferings } from '../../shared/providers/unavailableofferings';
+import { solve } from '../../shared/scheduling';
 import { fakeClock } from '../providers/fakes';
+import { pods } from '../scheduling/helpers';
 import {
   createCluster,
   createFleetErrorBody,
@@ -292,6 +295,81 @@ describe('launch on moto', () => {
     };
     for (const [field, value] of Object.entries(expected ?? {})) {
       expect({ field, value: echoed[field as keyof typeof echoed] }).toEqual({ field, value });
+    }
+  });
+
+  it('launches every claim of a zone-pinned plan only in its zone', async () => {
+    // The node pool taints its nodes dedicated=platform.
+    const tolerations = [
+      { key: 'dedicated', operator: 'Equal' as const, value: 'platform', effect: 'NoSchedule' as const },
+    ];
+    const planned = solve({
+      pods: [
+        ...pods('web-b', 2, {
+          cpu: '500m',
+          tolerations,
+          nodeSelector: { 'topology.kubernetes.io/zone': 'us-west-2b' },
+        }),
+        ...pods('web-a', 2, {
+          cpu: '500m',
+          tolerations,
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [
+                  {
+                    matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2a'] }],
+                  },
+                ],
+              },
+            },
+          },
+        }),
+      ],
+      nodePools: [nodePool],
+      instanceTypes: { general: env.instanceTypes },
+    });
+    expect(planned.unschedulable).toEqual([]);
+    expect(planned.nodeClaims.map((c) => c.offering.zone).sort()).toEqual(['us-west-2a', 'us-west-2b']);
+
+    const ec2 = ec2Api(env.account.ec2);
+    const fleets: CreateFleetCommandInput[] = [];
+    const recording = {
+      ...ec2,
+      createFleet: (input: CreateFleetCommandInput) => {
+        fleets.push(input);
+        return ec2.createFleet(input);
+      },
+    };
+    const l = new InstanceLauncher({
+      ec2: recording,
+      launchTemplates: new LaunchTemplateProvider(ec2),
+      unavailable: new InMemoryUnavailableOfferings(Date.now),
+      clusterName: CLUSTER,
+      region: REGION,
+    });
+    for (const [i, c] of planned.nodeClaims.entries()) {
+      const zone = c.offering.zone;
+      const name = `general-pinned-${i}`;
+      const result = await l.launch(
+        {
+          nodeClaimName: name,
+          nodePool,
+          nodeClass: env.resolution.nodeClass,
+          instanceTypes: c.instanceTypes,
+          requirements: c.requirements,
+          labels: { 'karpenter.sh/nodepool': 'general', team: 'platform' },
+        },
+        env.resolved,
+      );
+      const fleet = fleets.at(-1);
+      const zones = new Set(
+        (fleet?.LaunchTemplateConfigs ?? []).flatMap((cfg) => (cfg.Overrides ?? []).map((o) => o.AvailabilityZone)),
+      );
+      expect([...zones]).toEqual([zone]);
+      expect(result.zone).toBe(zone);
+      const [instance] = await instancesOfClaim(env.account, name);
+      expect(instance?.Placement?.AvailabilityZone).toBe(zone);
     }
   });
 
