@@ -127,6 +127,7 @@ export function launchClaimOf(
     requirements: claim.requirements,
     labels: { ...(nodePool.spec.template.metadata?.labels ?? {}), [LABEL_NODEPOOL]: nodePool.metadata.name },
     efa: (claim.requests['vpc.amazonaws.com/efa'] ?? 0) > 0,
+    enclave: (claim.requests['eks.amazonaws.com/nip-slots'] ?? 0) > 0,
   };
 }
 

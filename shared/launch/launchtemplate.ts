@@ -50,6 +50,8 @@ export interface LaunchTemplateSpec {
   tenancy?: 'default' | 'dedicated';
   /** The node class's resolved placement group, and the partition the claim requires, if any. */
   placementGroupId?: string;
+  /** A placement group selected by name only (EC2 accepts the name in the template). */
+  placementGroupName?: string;
   placementGroupPartition?: number;
   /** The claim requests eks.amazonaws.com/nip-slots (Nitro Enclaves). */
   enclave?: boolean;
@@ -245,6 +247,9 @@ function placementData(spec: LaunchTemplateSpec): Partial<RequestLaunchTemplateD
     Placement: {
       Tenancy: spec.tenancy ?? 'default',
       ...(spec.placementGroupId !== undefined ? { GroupId: spec.placementGroupId } : {}),
+      ...(spec.placementGroupId === undefined && spec.placementGroupName !== undefined
+        ? { GroupName: spec.placementGroupName }
+        : {}),
       ...(spec.placementGroupPartition !== undefined ? { PartitionNumber: spec.placementGroupPartition } : {}),
     },
   };
@@ -364,6 +369,7 @@ export interface ResolveLaunchTemplatesArgs {
   reservation?: TemplateReservation;
   tenancy?: 'default' | 'dedicated';
   placementGroupId?: string;
+  placementGroupName?: string;
   placementGroupPartition?: number;
   enclave?: boolean;
 }
@@ -432,6 +438,7 @@ export function resolveLaunchTemplates(
         ...(args.reservation !== undefined ? { reservation: args.reservation } : {}),
         ...(args.tenancy !== undefined ? { tenancy: args.tenancy } : {}),
         ...(args.placementGroupId !== undefined ? { placementGroupId: args.placementGroupId } : {}),
+        ...(args.placementGroupName !== undefined ? { placementGroupName: args.placementGroupName } : {}),
         ...(args.placementGroupPartition !== undefined
           ? { placementGroupPartition: args.placementGroupPartition }
           : {}),

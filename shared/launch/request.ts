@@ -71,7 +71,10 @@ export interface ResolvedNodeClass {
   amis: ResolvedAMI[];
   instanceProfile: string;
   cluster: ClusterInfo;
-  /** spec.placementGroupSelector resolved to its group ID. */
+  /**
+   * spec.placementGroupSelector resolved to its group ID; when absent, the selector's own id (or,
+   * for a name-only selector, its name) goes into the template.
+   */
   placementGroupId?: string;
 }
 
@@ -161,6 +164,9 @@ function planTemplates(
   }
   const tenancy = tenancyOf(claim);
   const partition = partitionOf(claim);
+  const selector = claim.nodeClass.spec.placementGroupSelector;
+  const placementGroupId = resolved.placementGroupId ?? selector?.id;
+  const placementGroupName = placementGroupId === undefined ? selector?.name : undefined;
   const templates = new Map<string, PlannedTemplate>();
   for (const [reservationId, group] of groups) {
     const resolvedGroups = resolveLaunchTemplates({
@@ -179,7 +185,8 @@ function planTemplates(
       ...(options.region ? { region: options.region } : {}),
       ...(group.reservation ? { reservation: group.reservation } : {}),
       tenancy,
-      ...(resolved.placementGroupId !== undefined ? { placementGroupId: resolved.placementGroupId } : {}),
+      ...(placementGroupId !== undefined ? { placementGroupId } : {}),
+      ...(placementGroupName !== undefined ? { placementGroupName } : {}),
       ...(partition !== undefined ? { placementGroupPartition: partition } : {}),
       ...(claim.enclave ? { enclave: true } : {}),
     });
