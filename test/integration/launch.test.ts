@@ -454,6 +454,64 @@ describe('launch on moto', () => {
     expect(unavailable.isUnavailable('on-demand', 'c5.large', 'us-west-2a')).toBe(false);
   });
 
+  it('falls back to on-demand and blocks spot when the spot service-linked role cannot be created', async () => {
+    const clock = fakeClock(Date.now());
+    const { launcher: l, unavailable } = launcher(env.account, { clock });
+    await injectFault(env.account, {
+      action: 'CreateFleet',
+      // The claim's first request, the spot one.
+      contains: 'general-slr',
+      status: 200,
+      body: createFleetErrorBody([
+        {
+          instanceType: 'c5.large',
+          zone: 'us-west-2a',
+          code: 'AuthFailure.ServiceLinkedRoleCreationNotPermitted',
+          message:
+            'The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances.',
+        },
+      ]),
+      times: 1,
+    });
+    const { capacityType: _pinned, ...rest } = claim(env, 'general-slr');
+    const result = await l.launch(
+      { ...rest, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }] },
+      env.resolved,
+    );
+    expect(result).toMatchObject({ capacityType: 'on-demand', existing: false });
+    const [instance] = await instancesOfClaim(env.account, 'general-slr');
+    expect(instance?.InstanceLifecycle).toBeUndefined();
+    expect(unavailable.isScopeUnavailable({ kind: 'capacity-type', capacityType: 'spot' })).toBe(true);
+    clock.advance(3 * 60 * 1000);
+    expect(unavailable.isScopeUnavailable({ kind: 'capacity-type', capacityType: 'spot' })).toBe(false);
+  });
+
+  it('leaves a subnet without free addresses out for 3 minutes and launches in another', async () => {
+    const { launcher: l, unavailable } = launcher(env.account);
+    const full = env.resolved.subnets.find((s) => s.zone === 'us-west-2a');
+    if (!full) throw new Error('no subnet in us-west-2a');
+    await injectFault(env.account, {
+      action: 'CreateFleet',
+      contains: 'general-full-subnet',
+      status: 200,
+      body: createFleetErrorBody([
+        {
+          instanceType: 'c5.large',
+          zone: 'us-west-2a',
+          subnetId: full.id,
+          code: 'InsufficientFreeAddressesInSubnet',
+          message: 'There are not enough free addresses in subnet to satisfy the requested number of instances.',
+        },
+      ]),
+      times: 1,
+    });
+    const result = await l.launch(claim(env, 'general-full-subnet'), env.resolved);
+    expect(result.zone).toBe('us-west-2b');
+    expect(unavailable.isScopeUnavailable({ kind: 'subnet', subnetId: full.id })).toBe(true);
+    // The offering itself did not run out.
+    expect(unavailable.isUnavailable('on-demand', 'c5.large', 'us-west-2a')).toBe(false);
+  });
+
   it('recreates a launch template CreateFleet reports missing and retries once', async () => {
     const { launcher: l } = launcher(env.account);
     await injectFault(env.account, {
