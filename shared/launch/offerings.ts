@@ -93,6 +93,9 @@ export interface SelectArgs {
   max?: number;
 }
 
+/** Karpenter's getCapacityType: reserved, then spot, then on-demand. */
+const CAPACITY_TYPE_ORDER: readonly CapacityType[] = ['reserved', 'spot', 'on-demand'];
+
 function cheapest(offerings: readonly Offering[]): number {
   return offerings.reduce((min, o) => Math.min(min, o.price), Number.POSITIVE_INFINITY);
 }
@@ -222,14 +225,11 @@ export function selectLaunchCandidates(args: SelectArgs): LaunchCandidates {
   );
   if (Object.keys(unmet).length > 0 && ordered.length > 0) throw new MinValuesError(args.nodeClaimName, unmet);
 
-  const order: CapacityType[] = ['reserved', 'spot', 'on-demand'];
+  // Offerings left are all compatible, so any capacity type among them is one the claim allows;
+  // with none left, on-demand (upstream's default) and no candidates.
   const capacityType =
-    order.find(
-      (ct) => allowsCapacityType(reqs, ct) && ordered.some((c) => c.offerings.some((o) => o.capacityType === ct)),
-    ) ??
-    (allowsCapacityType(reqs, 'on-demand')
-      ? 'on-demand'
-      : (order.find((ct) => allowsCapacityType(reqs, ct)) ?? 'on-demand'));
+    CAPACITY_TYPE_ORDER.find((ct) => ordered.some((c) => c.offerings.some((o) => o.capacityType === ct))) ??
+    'on-demand';
   const candidates = ordered
     .map((c) => ({
       instanceType: c.instanceType,

@@ -65,7 +65,7 @@ export class InsufficientCapacityError extends Error {
     readonly failures: readonly OfferingFailure[],
   ) {
     super(
-      `NodeClaim ${nodeClaimName}: no offering has capacity${failures.length > 0 ? ` (${describeFailures(failures)})` : ' (all candidate offerings are marked unavailable)'}`,
+      `NodeClaim ${nodeClaimName}: no offering has capacity${failures.length > 0 ? ` (${describeFailures(failures)})` : ' (no offering compatible with its requirements is available in the node class subnets, or all are marked unavailable)'}`,
     );
   }
 }
@@ -141,19 +141,6 @@ export class InstanceLauncher {
       ...(instance.ImageId ? { imageId: instance.ImageId } : {}),
       existing: true,
     };
-  }
-
-  /**
-   * The requests a launch of `request` would send now (templates and fleet), reading the
-   * unavailable-offerings cache. The launch itself sends exactly these.
-   */
-  async plan(request: LaunchRequest, resolved: ResolvedNodeClass, tokenSalt?: string): Promise<PlannedLaunch> {
-    return planLaunch(request, resolved, {
-      clusterName: this.deps.clusterName,
-      ...(this.deps.region ? { region: this.deps.region } : {}),
-      availability: await this.availability(request, resolved, new Set()),
-      ...(tokenSalt !== undefined ? { tokenSalt } : {}),
-    });
   }
 
   async launch(request: LaunchRequest, resolved: ResolvedNodeClass): Promise<LaunchedInstance> {
