@@ -102,7 +102,8 @@ export class StateUnavailableOfferings implements UnavailableOfferings {
   private readonly refreshMs: number;
 
   constructor(
-    private readonly store: Pick<StateStore, 'markOfferingUnavailable'> & Pick<StateLedgers, 'unavailableOfferings'>,
+    private readonly store: Pick<StateStore, 'markOfferingUnavailable'> &
+      Pick<StateLedgers, 'unavailableOfferings' | 'markScopeUnavailable'>,
     private readonly clock: Clock,
     options: StateUnavailableOfferingsOptions = {},
   ) {
@@ -115,15 +116,32 @@ export class StateUnavailableOfferings implements UnavailableOfferings {
     const records = await this.store.unavailableOfferings();
     const entries = new Map<string, { until: number; reason: string }>();
     for (const r of records) {
-      entries.set(offeringKey(r.capacityType, r.instanceType, r.zone), { until: r.expiresAt, reason: r.reason });
+      const key = r.scope ?? offeringKey(r.capacityType, r.instanceType, r.zone);
+      entries.set(key, { until: r.expiresAt, reason: r.reason });
     }
     this.entries = entries;
     this.loadedAt = this.clock();
   }
 
   async isUnavailable(capacityType: CapacityType, instanceType: string, zone: string): Promise<boolean> {
-    if (this.loadedAt === undefined || this.clock() - this.loadedAt >= this.refreshMs) await this.refresh();
+    await this.refreshIfStale();
     return this.has(capacityType, instanceType, zone);
+  }
+
+  async isScopeUnavailable(scope: UnavailableScope): Promise<boolean> {
+    await this.refreshIfStale();
+    const entry = this.entries.get(scopeKey(scope));
+    return entry !== undefined && entry.until > this.clock();
+  }
+
+  async markScopeUnavailable(scope: UnavailableScope, reason: string): Promise<void> {
+    const key = scopeKey(scope);
+    this.entries.set(key, { until: this.clock() + this.ttlMs, reason });
+    await this.store.markScopeUnavailable(key, reason, this.ttlMs);
+  }
+
+  private async refreshIfStale(): Promise<void> {
+    if (this.loadedAt === undefined || this.clock() - this.loadedAt >= this.refreshMs) await this.refresh();
   }
 
   /**
