@@ -237,7 +237,7 @@ export class Packer {
   private readonly daemonSets: { pod: Pod; reqs: Requirements; req: Float64Array }[] = [];
   private classes: PodClass[] = [];
   private variantCount = 0;
-  private demand = new Float64Array(0);
+  private readonly demandMemo = new Map<string, Float64Array>();
   private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
 
   constructor(private readonly input: SchedulingInput) {}
@@ -404,15 +404,6 @@ export class Packer {
     }
     this.classes = [...byKey.values()].sort((a, b) => b.cpu - a.cpu || b.memory - a.memory || a.id - b.id);
 
-    // Mean demand per pod, for choosing the most price-efficient instance type.
-    this.demand = new Float64Array(dims.names.length);
-    let count = 0;
-    for (const cls of this.classes) {
-      for (let r = 0; r < this.demand.length; r++) this.demand[r]! += cls.req[r]! * cls.pods.length;
-      count += cls.pods.length;
-    }
-    if (count > 0) for (let r = 0; r < this.demand.length; r++) this.demand[r]! /= count;
-
     // Existing nodes, initialized ones first, then by name.
     const nodes = [...(input.existingNodes ?? [])].sort(
       (a, b) => Number(a.inFlight ?? false) - Number(b.inFlight ?? false) || cmp(a.name, b.name),
@@ -500,8 +491,12 @@ export class Packer {
     let bestCost = Number.POSITIVE_INFINITY;
     const none = new Float64Array(this.dims.names.length);
     for (const pool of this.pools) {
-      for (const p of this.compatible(pool, this.intern(pool.domain))) {
-        const cost = p.price / this.units(p.t.alloc, none);
+      const poolId = this.intern(pool.domain);
+      const demand = this.demand(pool, poolId, none);
+      for (const p of this.compatible(pool, poolId)) {
+        const units = unitsOf(p.t.alloc, none, demand);
+        if (units <= 0) continue;
+        const cost = p.price / units;
         if (cost < bestCost) {
           bestCost = cost;
           best = p.t.alloc;
@@ -1333,6 +1328,7 @@ export class Packer {
       let anyFit = false;
       let blocker: number | undefined;
       const candidates: { p: PricedType; cost: number }[] = [];
+      const demand = this.demand(pool, merged.id, req);
       for (const p of this.compatible(pool, merged.id)) {
         if (!fitsOne(p.t.alloc, ds, req)) continue;
         anyFit = true;
@@ -1343,7 +1339,10 @@ export class Packer {
             continue;
           }
         }
-        const cost = p.price / this.units(p.t.alloc, ds);
+        // A type that holds the opening pod but not one mean pod of the mix (the mix is heavier on
+        // some resource than the pod) is priced by the pod alone.
+        const units = Math.max(unitsOf(p.t.alloc, ds, demand), 1);
+        const cost = p.price / units;
         candidates.push({ p, cost });
         if (cost < bestCost) bestCost = cost;
       }
@@ -1422,12 +1421,38 @@ export class Packer {
     this.claims.pop();
   }
 
-  /** How many average pending pods fit: the denominator of "price per packed pod". */
-  private units(alloc: Float64Array, ds: Float64Array): number {
-    let units = Number.POSITIVE_INFINITY;
-    const d = this.demand;
-    for (let r = 0; r < d.length; r++) if (d[r]! > 0) units = Math.min(units, (alloc[r]! - ds[r]!) / d[r]!);
-    return units > 0 ? units : 1e-9;
+  /**
+   * The mean pod of those that may share a claim of this pool with these requirements: the classes the
+   * pool can take at all (taints, requirements, a type they fit on) whose node selection agrees with the
+   * claim's, and which ask for no extended resource (GPUs …) the opening pod does not ask for. A claim
+   * is sized for them: a GPU pod elsewhere in the batch, or a pod that fits no NodePool, says nothing
+   * about how large a CPU claim should be, and a CPU claim will never hold a GPU pod anyway.
+   */
+  private demand(pool: PoolState, reqsId: number, opening: Float64Array): Float64Array {
+    const n = this.dims.names.length;
+    let extended = '';
+    for (let r = 0; r < n; r++) if (r > 2 && opening[r]! > 0) extended += `,${r}`;
+    const key = `${pool.index}:${reqsId}${extended}`;
+    let mean = this.demandMemo.get(key);
+    if (mean) return mean;
+    mean = new Float64Array(n);
+    let count = 0;
+    for (const cls of this.classes) {
+      let foreign = false;
+      for (let r = 3; r < n && !foreign; r++) foreign = cls.req[r]! > 0 && !(opening[r]! > 0);
+      if (foreign) continue;
+      const v = this.variant(cls, 0)!;
+      const fit = this.staticFit(v, pool);
+      if (fit.reason || fit.reqsId === undefined) continue;
+      const merged = this.merge(reqsId, v.reqs, this.intern(v.reqs));
+      if (!merged || merged.conflict) continue;
+      for (let r = 0; r < n; r++) mean[r]! += cls.req[r]! * cls.pods.length;
+      count += cls.pods.length;
+    }
+    if (count > 0) for (let r = 0; r < n; r++) mean[r]! /= count;
+    else mean.set(opening);
+    this.demandMemo.set(key, mean);
+    return mean;
   }
 
   private capForMinValues(pool: PoolState, reqsId: number, capPrice: number): number {
@@ -1758,6 +1783,14 @@ function sortByWeight<T extends { weight: number }>(list: readonly T[]): T[] {
 function dominates(a: Float64Array, b: Float64Array): boolean {
   for (let r = 0; r < a.length; r++) if (a[r]! < b[r]!) return false;
   return true;
+}
+
+/** How many mean pods (`demand`) fit in a node of this allocatable beside the DaemonSet overhead. */
+function unitsOf(alloc: Float64Array, ds: Float64Array, demand: Float64Array): number {
+  let units = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < demand.length; r++)
+    if (demand[r]! > 0) units = Math.min(units, (alloc[r]! - ds[r]!) / demand[r]!);
+  return units === Number.POSITIVE_INFINITY ? 0 : Math.max(units, 0);
 }
 
 function fitsOne(alloc: Float64Array, ds: Float64Array, req: Float64Array): boolean {
