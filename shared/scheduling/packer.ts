@@ -290,6 +290,7 @@ export class Packer {
     const order = new Map(this.input.pods.map((p, i) => [p, i]));
     unschedulable.sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
     this.repackTails();
+    this.fillSlack();
     const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => this.finalize(c));
     const existingNodes = this.existing.filter((n) => n.pods.length > 0).map((n) => ({ name: n.name, pods: n.pods }));
     const totalPrice = nodeClaims.reduce((sum, c) => sum + c.offering.price, 0);
@@ -1728,6 +1729,154 @@ export class Packer {
       delete node.charged;
     }
     return true;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Slack fill
+
+  /** A class whose pods may sit on any claim that satisfies its node selection: no topology counts it. */
+  private free(cls: PodClass): boolean {
+    if (cls.matched.length > 0) return false;
+    if (cls.movable === undefined) {
+      const a = cls.spec.affinity;
+      const none = (
+        t:
+          | {
+              requiredDuringSchedulingIgnoredDuringExecution?: unknown[];
+              preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
+            }
+          | undefined,
+      ) =>
+        (t?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) +
+          (t?.preferredDuringSchedulingIgnoredDuringExecution?.length ?? 0) ===
+        0;
+      cls.movable =
+        (cls.spec.topologySpreadConstraints?.length ?? 0) === 0 && none(a?.podAffinity) && none(a?.podAntiAffinity);
+    }
+    return cls.movable;
+  }
+
+  /**
+   * Claims end on the cheapest type that fits what they hold, often with room to spare: a claim opened
+   * for a pod that wants a node of its own, a zone's share of a spread. Free pods (no topology of their
+   * own, none counting them) move out of a dearer claim into that room when the claim then fits a
+   * cheaper type (or empties), every receiving claim keeping its type and price. Moves only shrink what
+   * a claim lists, so NodePool limits hold.
+   */
+  private fillSlack(): void {
+    const claims = this.claims.filter((c) => c.pods.length > 0 && !c.pool!.hasMinValues);
+    if (claims.length < 2) return;
+    const price = new Map<NodeState, PricedType>();
+    for (const c of claims) price.set(c, this.finalTypes(c)[0]!);
+    const sources = [...claims].sort((a, b) => price.get(b)!.price - price.get(a)!.price || a.index - b.index);
+    // Classes no claim had room for since the last successful move: their next search would fail too.
+    const full = new Set<PodClass>();
+    for (const source of sources) {
+      const freeBatches = source.batches.filter((b) => this.free(b.cls));
+      if (freeBatches.length === 0) continue;
+      const current = price.get(source)!;
+      const kept = Float64Array.from(source.used);
+      for (const { cls, n } of freeBatches) for (let r = 0; r < kept.length; r++) kept[r]! -= n * cls.req[r]!;
+      const floor = this.cheapestFitting(source, kept);
+      if (floor !== undefined && floor.price >= current.price) continue;
+      const moves = this.planMoves(source, freeBatches, claims, price, full);
+      if (moves.length === 0) continue;
+      const left = Float64Array.from(source.used);
+      for (const m of moves) for (let r = 0; r < left.length; r++) left[r]! -= m.cls.req[r]!;
+      const after = this.cheapestFitting(source, left);
+      if (after !== undefined && after.price >= current.price) continue;
+      this.applyMoves(source, moves);
+      if (after) price.set(source, after);
+      full.clear();
+    }
+  }
+
+  /** The cheapest type the claim lists for contents of this size, or undefined when it holds nothing. */
+  private cheapestFitting(node: NodeState, used: Float64Array): PricedType | undefined {
+    let empty = true;
+    for (let r = 0; r < used.length; r++) if (used[r]! - node.ds[r]! > 1e-9) empty = false;
+    if (empty) return undefined;
+    const pool = node.pool!;
+    for (const p of this.compatible(pool, node.reqsId)) {
+      if (!fitsUsed(p.t.alloc, used)) continue;
+      if (node.charged && exceedsCharged(p.t.capacity, node.charged, pool.limit) >= 0) continue;
+      return p;
+    }
+    return this.finalTypes(node)[0];
+  }
+
+  /** Where each free pod of the source could go, largest class first, without changing any receiver's type. */
+  private planMoves(
+    source: NodeState,
+    batches: { cls: PodClass; n: number }[],
+    claims: NodeState[],
+    price: Map<NodeState, PricedType>,
+    full: Set<PodClass>,
+  ): { cls: PodClass; to: NodeState }[] {
+    const extra = new Map<NodeState, Float64Array>();
+    const moves: { cls: PodClass; to: NodeState }[] = [];
+    const order = [...batches].sort((a, b) => b.cls.cpu - a.cls.cpu || b.cls.memory - a.cls.memory);
+    for (const { cls, n } of order) {
+      if (full.has(cls)) continue;
+      const v = this.variant(cls, 0)!;
+      const podId = this.intern(v.reqs);
+      let placed = 0;
+      for (const to of claims) {
+        if (placed === n) break;
+        if (to === source || to.pool !== source.pool) continue;
+        const merged = this.merge(to.reqsId, v.reqs, podId);
+        if (!merged || merged.id !== to.reqsId) continue;
+        let add = extra.get(to);
+        if (!add) {
+          add = new Float64Array(cls.req.length);
+          extra.set(to, add);
+        }
+        const used = to.used.map((u, r) => u + add![r]!);
+        const k = Math.min(n - placed, roomIn(price.get(to)!.t.alloc, used, cls.req));
+        if (k <= 0) continue;
+        for (let r = 0; r < add.length; r++) add[r]! += k * cls.req[r]!;
+        for (let i = 0; i < k; i++) moves.push({ cls, to });
+        placed += k;
+      }
+      if (placed === 0) full.add(cls);
+    }
+    return moves;
+  }
+
+  private applyMoves(source: NodeState, moves: { cls: PodClass; to: NodeState }[]): void {
+    const wanted = new Map<PodClass, NodeState[]>();
+    for (const m of moves) {
+      const list = wanted.get(m.cls);
+      if (list) list.push(m.to);
+      else wanted.set(m.cls, [m.to]);
+    }
+    const pods: Pod[] = [];
+    const batches: { cls: PodClass; n: number }[] = [];
+    let i = 0;
+    for (const { cls, n } of source.batches) {
+      const targets = wanted.get(cls);
+      let kept = 0;
+      for (let k = 0; k < n; k++) {
+        const pod = source.pods[i++]!;
+        const to = targets?.shift();
+        if (!to) {
+          pods.push(pod);
+          kept++;
+          continue;
+        }
+        to.pods.push(pod);
+        const last = to.batches[to.batches.length - 1];
+        if (last && last.cls === cls) last.n++;
+        else to.batches.push({ cls, n: 1 });
+        for (let r = 0; r < cls.req.length; r++) {
+          to.used[r]! += cls.req[r]!;
+          source.used[r]! -= cls.req[r]!;
+        }
+      }
+      if (kept > 0) batches.push({ cls, n: kept });
+    }
+    source.pods = pods;
+    source.batches = batches;
   }
 
   /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
