@@ -104,6 +104,8 @@ interface PoolState {
   hasMinValues: boolean;
   compatMemo: Map<number, PricedType[]>;
   frontierMemo: Map<string, TypeInfo[]>;
+  /** Cap prices for claims narrowed by a pod, by requirements, overhead and pod requests. */
+  capMemo: Map<string, number>;
   dsMemo: Map<number, Float64Array>;
   describe: string;
 }
@@ -216,6 +218,9 @@ const REPACK_TAIL = 3;
 /** … and verifies at most this many candidate type pairs, cheapest first, by placing the pods. */
 const REPACK_TRIES = 32;
 
+/** The merge pass pairs at most this many of the cheapest claims. */
+const MERGE_CANDIDATES = 48;
+
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
 
@@ -291,6 +296,8 @@ export class Packer {
     unschedulable.sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
     this.repackTails();
     this.fillSlack();
+    this.mergeClaims();
+    this.rebalance();
     const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => this.finalize(c));
     const existingNodes = this.existing.filter((n) => n.pods.length > 0).map((n) => ({ name: n.name, pods: n.pods }));
     const totalPrice = nodeClaims.reduce((sum, c) => sum + c.offering.price, 0);
@@ -583,6 +590,7 @@ export class Packer {
       hasMinValues: pool.spec.template.spec.requirements.some((r) => r.minValues !== undefined),
       compatMemo: new Map(),
       frontierMemo: new Map(),
+      capMemo: new Map(),
       dsMemo: new Map(),
       describe: describePool(pool.spec.template.spec.requirements),
     };
@@ -1212,6 +1220,7 @@ export class Packer {
   // Scratch results of the last canTakeClaim, consumed by commit.
   private nextReqsId = -1;
   private nextFrontier: TypeInfo[] = [];
+  private nextCapPrice = 0;
 
   private canTakeClaim(v: Variant, node: NodeState, podReqs: Requirements, podReqsId: number, want: number): number {
     const pool = node.pool!;
@@ -1221,10 +1230,12 @@ export class Packer {
     const room = this.hostRoom(v, node, want);
     if (room === 0) return 0;
     let frontier = node.frontier;
+    let capPrice = node.capPrice;
     if (merged.id !== node.reqsId) {
-      frontier = this.frontier(pool, merged.id, node.capPrice, node.charged).filter((t) =>
-        fitsUsed(t.alloc, node.used),
-      );
+      // The pod narrows the claim (another family, an arch): its cap was chosen among types it may no
+      // longer use, so it is chosen again among those it may, never below what it was.
+      if (!pool.hasMinValues) capPrice = Math.max(capPrice, this.narrowedCap(pool, merged.id, node, v.cls.req));
+      frontier = this.frontier(pool, merged.id, capPrice, node.charged).filter((t) => fitsUsed(t.alloc, node.used));
       if (frontier.length === 0) return 0;
     }
     const req = v.cls.req;
@@ -1238,8 +1249,30 @@ export class Packer {
     if (n > 0) {
       this.nextReqsId = merged.id;
       this.nextFrontier = frontier;
+      this.nextCapPrice = capPrice;
     }
     return n;
+  }
+
+  /** The price of the most price-efficient type for the claim's pods under narrowed requirements. */
+  private narrowedCap(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array): number {
+    const key = `${reqsId}:${node.ds.join(',')}:${req.join(',')}`;
+    let cap = pool.capMemo.get(key);
+    if (cap !== undefined) return cap;
+    const demand = this.demand(pool, reqsId, req);
+    let bestCost = Number.POSITIVE_INFINITY;
+    const candidates: { price: number; cost: number }[] = [];
+    for (const p of this.compatible(pool, reqsId)) {
+      if (!fitsOne(p.t.alloc, node.ds, req)) continue;
+      const units = unitsOf(p.t.alloc, node.ds, demand);
+      const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
+      candidates.push({ price: p.price, cost });
+      if (cost < bestCost) bestCost = cost;
+    }
+    cap = bestCost === Number.POSITIVE_INFINITY ? (candidates[0]?.price ?? 0) : 0;
+    for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) cap = Math.max(cap, c.price);
+    pool.capMemo.set(key, cap);
+    return cap;
   }
 
   private limitByMinValues(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array, n: number): number {
@@ -1270,6 +1303,7 @@ export class Packer {
       node.reqsId = this.nextReqsId;
       node.reqs = this.reqsById[node.reqsId]!;
       node.frontier = this.nextFrontier.filter((t) => fitsUsed(t.alloc, node.used));
+      node.capPrice = this.nextCapPrice;
     }
     const example = podName(pods[start]!);
     for (const g of v.cls.matched) this.count(g, node, n, example);
@@ -1340,16 +1374,17 @@ export class Packer {
             continue;
           }
         }
-        // A type that holds the opening pod but not one mean pod of the mix (the mix is heavier on
-        // some resource than the pod) is priced by the pod alone.
-        const units = Math.max(unitsOf(p.t.alloc, ds, demand), 1);
-        const cost = p.price / units;
+        const units = unitsOf(p.t.alloc, ds, demand);
+        const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
         candidates.push({ p, cost });
         if (cost < bestCost) bestCost = cost;
       }
       // Among types as price-efficient as the best (linear pricing makes many equal), the largest
       // packs the pods onto the fewest nodes; the claim still shrinks to what it holds at the end.
       for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) best = c.p;
+      // No type holds any share of the mix beside the overhead (the mix needs a resource these types
+      // only have for the opening pod): the cheapest that fits the pod.
+      if (bestCost === Number.POSITIVE_INFINITY) best = candidates[0]?.p;
       if (!best) {
         if (anyFit && blocker !== undefined) {
           const name = this.dims.names[blocker]!;
@@ -1494,7 +1529,11 @@ export class Packer {
     }
     for (const run of runs.values()) {
       // Never onto more claims than it pools: the greedy's node count stays an upper bound.
-      for (let k = Math.min(REPACK_TAIL, run.length); k >= 2; k--) if (this.repack(run.slice(run.length - k))) break;
+      let done = false;
+      for (let k = Math.min(REPACK_TAIL, run.length); k >= 2 && !done; k--)
+        done = this.repack(run.slice(run.length - k));
+      // Else the last claim alone, onto two cheaper ones when a cheaper pair of types holds it.
+      if (!done) this.repack(run.slice(run.length - 1));
     }
   }
 
@@ -1710,10 +1749,13 @@ export class Packer {
     }
     if (!(newCost < oldCost * (1 - 1e-9))) return false;
 
+    if (planned.length - tail.length > pool.nodesRemaining) return false;
     if (pool.limited) pool.remaining.set(released);
     pool.nodesRemaining += tail.length - planned.length;
+    const nodes = [...tail];
+    while (nodes.length < planned.length) nodes.push(this.splitClaim(tail[0]!));
     planned.forEach(({ c, type, charged }, b) => {
-      const node = tail[b]!;
+      const node = nodes[b]!;
       node.pods = c.pods;
       node.batches = c.batches;
       node.used = c.used;
@@ -1729,6 +1771,23 @@ export class Packer {
       delete node.charged;
     }
     return true;
+  }
+
+  /** One more claim like `like` (same NodePool and requirements), empty, for a split. */
+  private splitClaim(like: NodeState): NodeState {
+    const node: NodeState = {
+      ...like,
+      index: this.claims.length,
+      name: `${like.pool!.name}-${this.claims.length}`,
+      pods: [],
+      batches: [],
+      used: Float64Array.from(like.ds),
+      counts: new Int32Array(this.groups.length),
+      owners: new Int32Array(this.groups.length),
+    };
+    delete node.charged;
+    this.claims.push(node);
+    return node;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1777,70 +1836,98 @@ export class Packer {
       const current = price.get(source)!;
       const kept = Float64Array.from(source.used);
       for (const { cls, n } of freeBatches) for (let r = 0; r < kept.length; r++) kept[r]! -= n * cls.req[r]!;
-      const floor = this.cheapestFitting(source, kept);
+      const floor = this.cheapestFitting(source, source.reqsId, kept);
       if (floor !== undefined && floor.price >= current.price) continue;
-      const moves = this.planMoves(source, freeBatches, claims, price, full);
-      if (moves.length === 0) continue;
+      const plan = this.planMoves(source, freeBatches, claims, price, full);
+      if (plan.moves.length === 0) continue;
       const left = Float64Array.from(source.used);
-      for (const m of moves) for (let r = 0; r < left.length; r++) left[r]! -= m.cls.req[r]!;
-      const after = this.cheapestFitting(source, left);
-      if (after !== undefined && after.price >= current.price) continue;
-      this.applyMoves(source, moves);
+      for (const m of plan.moves) for (let r = 0; r < left.length; r++) left[r]! -= m.cls.req[r]!;
+      const after = this.cheapestFitting(source, source.reqsId, left);
+      let added = 0;
+      for (const [to, change] of plan.receivers) added += change.type.price - price.get(to)!.price;
+      if ((after?.price ?? 0) + added >= current.price - 1e-9) continue;
+      this.applyMoves(source, plan.moves);
+      for (const [to, change] of plan.receivers) {
+        to.reqsId = change.reqsId;
+        to.reqs = this.reqsById[change.reqsId]!;
+        price.set(to, change.type);
+      }
       if (after) price.set(source, after);
       full.clear();
     }
   }
 
-  /** The cheapest type the claim lists for contents of this size, or undefined when it holds nothing. */
-  private cheapestFitting(node: NodeState, used: Float64Array): PricedType | undefined {
+  /**
+   * The cheapest type for contents of this size under these requirements (and the claim's limit
+   * charge), or undefined when the claim would be empty or no type holds it.
+   */
+  private cheapestFitting(node: NodeState, reqsId: number, used: Float64Array): PricedType | undefined {
     let empty = true;
     for (let r = 0; r < used.length; r++) if (used[r]! - node.ds[r]! > 1e-9) empty = false;
     if (empty) return undefined;
     const pool = node.pool!;
-    for (const p of this.compatible(pool, node.reqsId)) {
+    for (const p of this.compatible(pool, reqsId)) {
       if (!fitsUsed(p.t.alloc, used)) continue;
       if (node.charged && exceedsCharged(p.t.capacity, node.charged, pool.limit) >= 0) continue;
       return p;
     }
-    return this.finalTypes(node)[0];
+    return undefined;
   }
 
-  /** Where each free pod of the source could go, largest class first, without changing any receiver's type. */
+  /**
+   * Where each free pod of the source could go, largest class first: first into room a receiver has
+   * on its type, then onto receivers its node selection narrows (another family, an arch), whose
+   * new type and price the caller weighs. Selections on zone, capacity type or hostname never narrow
+   * a receiver: the topology counts of the pods already there were taken under its old domains.
+   */
   private planMoves(
     source: NodeState,
     batches: { cls: PodClass; n: number }[],
     claims: NodeState[],
     price: Map<NodeState, PricedType>,
     full: Set<PodClass>,
-  ): { cls: PodClass; to: NodeState }[] {
-    const extra = new Map<NodeState, Float64Array>();
+  ): {
+    moves: { cls: PodClass; to: NodeState }[];
+    receivers: Map<NodeState, { reqsId: number; type: PricedType; used: Float64Array }>;
+  } {
+    const receivers = new Map<NodeState, { reqsId: number; type: PricedType; used: Float64Array }>();
     const moves: { cls: PodClass; to: NodeState }[] = [];
     const order = [...batches].sort((a, b) => b.cls.cpu - a.cls.cpu || b.cls.memory - a.cls.memory);
     for (const { cls, n } of order) {
       if (full.has(cls)) continue;
       const v = this.variant(cls, 0)!;
       const podId = this.intern(v.reqs);
+      const mayNarrow = ![LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
       let placed = 0;
-      for (const to of claims) {
-        if (placed === n) break;
-        if (to === source || to.pool !== source.pool) continue;
-        const merged = this.merge(to.reqsId, v.reqs, podId);
-        if (!merged || merged.id !== to.reqsId) continue;
-        let add = extra.get(to);
-        if (!add) {
-          add = new Float64Array(cls.req.length);
-          extra.set(to, add);
+      for (const narrowing of mayNarrow ? [false, true] : [false]) {
+        for (const to of claims) {
+          if (placed === n) break;
+          if (to === source || to.pool !== source.pool) continue;
+          const state = receivers.get(to) ?? {
+            reqsId: to.reqsId,
+            type: price.get(to)!,
+            used: Float64Array.from(to.used),
+          };
+          const merged = this.merge(state.reqsId, v.reqs, podId);
+          if (!merged || merged.conflict || (merged.id !== state.reqsId) !== narrowing) continue;
+          let type = state.type;
+          if (narrowing) {
+            const one = state.used.map((u, r) => u + cls.req[r]!);
+            const next = this.cheapestFitting(to, merged.id, one);
+            if (!next) continue;
+            type = next;
+          }
+          const k = Math.min(n - placed, roomIn(type.t.alloc, state.used, cls.req));
+          if (k <= 0) continue;
+          for (let r = 0; r < state.used.length; r++) state.used[r]! += k * cls.req[r]!;
+          receivers.set(to, { reqsId: merged.id, type, used: state.used });
+          for (let i = 0; i < k; i++) moves.push({ cls, to });
+          placed += k;
         }
-        const used = to.used.map((u, r) => u + add![r]!);
-        const k = Math.min(n - placed, roomIn(price.get(to)!.t.alloc, used, cls.req));
-        if (k <= 0) continue;
-        for (let r = 0; r < add.length; r++) add[r]! += k * cls.req[r]!;
-        for (let i = 0; i < k; i++) moves.push({ cls, to });
-        placed += k;
       }
       if (placed === 0) full.add(cls);
     }
-    return moves;
+    return { moves, receivers };
   }
 
   private applyMoves(source: NodeState, moves: { cls: PodClass; to: NodeState }[]): void {
@@ -1877,6 +1964,156 @@ export class Packer {
     }
     source.pods = pods;
     source.batches = batches;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rebalance
+
+  /**
+   * Pairs of the cheapest claims of one NodePool trade free pods: k pods of a class move from one to
+   * the other when the two then cost less together (the receiver may narrow to another family, never
+   * to another zone, capacity type or hostname). Bounded like the merge: only the cheapest claims.
+   */
+  private rebalance(): void {
+    const price = new Map<NodeState, number>();
+    const candidates: NodeState[] = [];
+    for (const c of this.claims) {
+      if (c.pods.length === 0 || c.pool!.hasMinValues) continue;
+      price.set(c, this.finalTypes(c)[0]!.price);
+      candidates.push(c);
+    }
+    candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
+    candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
+    for (const from of candidates) {
+      for (const { cls, n } of [...from.batches]) {
+        if (!this.free(cls) || from.pods.length === 0) continue;
+        const v = this.variant(cls, 0)!;
+        const fixed = [LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
+        let best: { to: NodeState; k: number; reqsId: number; a?: PricedType; b: PricedType; gain: number } | undefined;
+        for (const to of candidates) {
+          if (to === from || to.pool !== from.pool || to.pods.length === 0) continue;
+          const merged = this.merge(to.reqsId, v.reqs, this.intern(v.reqs));
+          if (!merged || merged.conflict || (fixed && merged.id !== to.reqsId)) continue;
+          const before = price.get(from)! + price.get(to)!;
+          for (let k = 1; k <= n; k++) {
+            const left = from.used.map((u, r) => u - k * cls.req[r]!);
+            const got = to.used.map((u, r) => u + k * cls.req[r]!);
+            const b = this.cheapestFitting(to, merged.id, got);
+            if (!b) break;
+            const a = this.cheapestFitting(from, from.reqsId, left);
+            const gain = before - (a?.price ?? 0) - b.price;
+            if (gain > 1e-9 && (!best || gain > best.gain))
+              best = { to, k, reqsId: merged.id, b, gain, ...(a ? { a } : {}) };
+          }
+        }
+        if (!best) continue;
+        const moves = Array.from({ length: best.k }, () => ({ cls, to: best.to }));
+        this.applyMoves(from, moves);
+        best.to.reqsId = best.reqsId;
+        best.to.reqs = this.reqsById[best.reqsId]!;
+        price.set(best.to, best.b.price);
+        price.set(from, best.a?.price ?? 0);
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Merge
+
+  /**
+   * Two claims of one NodePool whose pods are all free (see `free`) and whose requirements agree move
+   * onto one claim when one type holding both costs less than the two. The cheapest claims are the
+   * ones left part-empty (a selector kept their pods off the claims before them), so only they are
+   * paired, which bounds the pass whatever the number of claims.
+   */
+  private mergeClaims(): void {
+    const price = new Map<NodeState, number>();
+    const candidates: NodeState[] = [];
+    for (const c of this.claims) {
+      const pool = c.pool!;
+      if (c.pods.length === 0 || pool.limited || pool.hasMinValues) continue;
+      if (!c.batches.every((b) => this.hostOnly(b.cls))) continue;
+      price.set(c, this.finalTypes(c)[0]!.price);
+      candidates.push(c);
+    }
+    candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
+    candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
+    for (const a of candidates) {
+      if (a.pods.length === 0) continue;
+      let best: { into: NodeState; reqsId: number; ds: Float64Array; type: PricedType; saving: number } | undefined;
+      for (const into of candidates) {
+        if (into === a || into.pods.length === 0) continue;
+        const pool = into.pool!;
+        const reqsId = this.mergeInto(into, a, pool);
+        if (reqsId === undefined || !this.shareHost(a, into)) continue;
+        const ds = this.daemonOverhead(pool, reqsId);
+        const used = Float64Array.from(ds);
+        for (let r = 0; r < used.length; r++) used[r]! += a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
+        const type = this.compatible(pool, reqsId).find((p) => fitsUsed(p.t.alloc, used));
+        if (!type) continue;
+        const saving = price.get(a)! + price.get(into)! - type.price;
+        if (saving > 1e-9 && (!best || saving > best.saving)) best = { into, reqsId, ds, type, saving };
+      }
+      if (!best) continue;
+      const { into } = best;
+      for (let r = 0; r < into.used.length; r++)
+        into.used[r] = best.ds[r]! + a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
+      into.pods.push(...a.pods);
+      into.batches.push(...a.batches);
+      for (let g = 0; g < into.counts.length; g++) {
+        into.counts[g]! += a.counts[g]!;
+        into.owners[g]! += a.owners[g]!;
+      }
+      into.ds = best.ds;
+      into.reqsId = best.reqsId;
+      into.reqs = this.reqsById[best.reqsId]!;
+      into.capPrice = best.type.price;
+      into.frontier = [best.type.t];
+      price.set(into, best.type.price);
+      a.pods = [];
+      a.batches = [];
+      a.pool!.nodesRemaining += 1;
+    }
+  }
+
+  /** A class whose topology, its own and any that counts it, is all on hostname: a merge keeps its zone. */
+  private hostOnly(cls: PodClass): boolean {
+    if (this.free(cls)) return true;
+    const v = this.variant(cls, 0)!;
+    return v.own.every((o) => o.group.host) && cls.matched.every((g) => g.host);
+  }
+
+  /** Whether the pods of two claims may share one node by their hostname topology. */
+  private shareHost(a: NodeState, b: NodeState): boolean {
+    const check = (x: NodeState, y: NodeState) => {
+      for (const { cls } of x.batches) {
+        for (const g of cls.inverse) if (g.host && y.owners[g.id]! > 0) return false;
+        for (const o of this.variant(cls, 0)!.own) {
+          const merged = x.counts[o.group.id]! + y.counts[o.group.id]!;
+          if (o.kind === 'antiAffinity' && merged > (o.self ? 1 : 0)) return false;
+          if (o.kind === 'spread' && merged > o.maxSkew) return false;
+        }
+      }
+      return true;
+    };
+    return check(a, b) && check(b, a);
+  }
+
+  /**
+   * The requirements of `into` narrowed by every pod class of `from`, or undefined when one of them
+   * may not run there. Another NodePool's claim qualifies when it takes the class (its taints, its
+   * requirements), as Karpenter lets a pod join an in-flight claim of any NodePool.
+   */
+  private mergeInto(into: NodeState, from: NodeState, pool: PoolState): number | undefined {
+    let reqsId = into.reqsId;
+    for (const { cls } of from.batches) {
+      const v = this.variant(cls, 0)!;
+      if (pool !== from.pool && this.staticFit(v, pool).reason) return undefined;
+      const merged = this.merge(reqsId, v.reqs, this.intern(v.reqs));
+      if (!merged || merged.conflict) return undefined;
+      reqsId = merged.id;
+    }
+    return reqsId;
   }
 
   /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
