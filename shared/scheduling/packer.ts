@@ -207,6 +207,16 @@ interface Variant {
   relaxation: string | undefined;
 }
 
+/**
+ * What a node takes of a class: how many pods and, for a planned claim, the requirements, instance
+ * types and cap price it narrows to. Returned by the check and handed to commit, so nothing is kept
+ * between the two calls.
+ */
+interface Fit {
+  n: number;
+  claim?: { reqsId: number; frontier: TypeInfo[]; capPrice: number };
+}
+
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
 const ROUNDS_PER_NODE = 4;
 
@@ -1132,12 +1142,12 @@ export class Packer {
       // Pod affinity on hostname: only nodes that already run a matching pod qualify, and that set grows.
       for (const node of [...host.group.nodesWithMatches]) {
         if (placed >= want) break;
-        const n = node.existing
-          ? this.canTakeExisting(v, node, podReqs, targets, want - placed)
+        const fit = node.existing
+          ? { n: this.canTakeExisting(v, node, podReqs, targets, want - placed) }
           : this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
-        if (n > 0) {
-          this.commit(v, node, pods, start + placed, n);
-          placed += n;
+        if (fit.n > 0) {
+          this.commit(v, node, pods, start + placed, fit);
+          placed += fit.n;
         }
       }
       if (placed === 0)
@@ -1153,17 +1163,17 @@ export class Packer {
       const node = this.existing[cursor.e]!;
       const n = this.canTakeExisting(v, node, podReqs, targets, want - placed);
       if (n > 0) {
-        this.commit(v, node, pods, start + placed, n);
+        this.commit(v, node, pods, start + placed, { n });
         placed += n;
         if (placed < want) cursor.e++;
       } else cursor.e++;
     }
     while (cursor.c < this.claims.length && placed < want) {
       const node = this.claims[cursor.c]!;
-      const n = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
-      if (n > 0) {
-        this.commit(v, node, pods, start + placed, n);
-        placed += n;
+      const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+      if (fit.n > 0) {
+        this.commit(v, node, pods, start + placed, fit);
+        placed += fit.n;
         if (placed < want) cursor.c++;
       } else cursor.c++;
     }
@@ -1171,13 +1181,13 @@ export class Packer {
     while (placed < want) {
       const node = this.openClaim(v, podReqs, podReqsId);
       if (!node) break;
-      const n = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
-      if (n === 0) {
+      const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+      if (fit.n === 0) {
         this.discardClaim(node);
         break;
       }
-      this.commit(v, node, pods, start + placed, n);
-      placed += n;
+      this.commit(v, node, pods, start + placed, fit);
+      placed += fit.n;
       if (host) break;
     }
     return placed;
@@ -1217,18 +1227,15 @@ export class Packer {
     return Math.min(room, roomIn(node.alloc!, node.used, v.cls.req));
   }
 
-  // Scratch results of the last canTakeClaim, consumed by commit.
-  private nextReqsId = -1;
-  private nextFrontier: TypeInfo[] = [];
-  private nextCapPrice = 0;
-
-  private canTakeClaim(v: Variant, node: NodeState, podReqs: Requirements, podReqsId: number, want: number): number {
+  /** How many pods of the class a planned claim takes, and the requirements, types and cap it narrows to. */
+  private canTakeClaim(v: Variant, node: NodeState, podReqs: Requirements, podReqsId: number, want: number): Fit {
+    const none = { n: 0 };
     const pool = node.pool!;
-    if (this.staticFit(v, pool).reason) return 0;
+    if (this.staticFit(v, pool).reason) return none;
     const merged = this.merge(node.reqsId, podReqs, podReqsId)!;
-    if (merged.conflict) return 0;
+    if (merged.conflict) return none;
     const room = this.hostRoom(v, node, want);
-    if (room === 0) return 0;
+    if (room === 0) return none;
     let frontier = node.frontier;
     let capPrice = node.capPrice;
     if (merged.id !== node.reqsId) {
@@ -1236,7 +1243,7 @@ export class Packer {
       // longer use, so it is chosen again among those it may, never below what it was.
       if (!pool.hasMinValues) capPrice = Math.max(capPrice, this.narrowedCap(pool, merged.id, node, v.cls.req));
       frontier = this.frontier(pool, merged.id, capPrice, node.charged).filter((t) => fitsUsed(t.alloc, node.used));
-      if (frontier.length === 0) return 0;
+      if (frontier.length === 0) return none;
     }
     const req = v.cls.req;
     let best = 0;
@@ -1246,12 +1253,7 @@ export class Packer {
     }
     let n = Math.min(room, best);
     if (n > 0 && pool.hasMinValues) n = this.limitByMinValues(pool, merged.id, node, req, n);
-    if (n > 0) {
-      this.nextReqsId = merged.id;
-      this.nextFrontier = frontier;
-      this.nextCapPrice = capPrice;
-    }
-    return n;
+    return n > 0 ? { n, claim: { reqsId: merged.id, frontier, capPrice } } : none;
   }
 
   /** The price of the most price-efficient type for the claim's pods under narrowed requirements. */
@@ -1294,16 +1296,17 @@ export class Packer {
     return lo;
   }
 
-  private commit(v: Variant, node: NodeState, pods: Pod[], start: number, n: number): void {
+  private commit(v: Variant, node: NodeState, pods: Pod[], start: number, fit: Fit): void {
+    const { n, claim } = fit;
     for (let i = start; i < start + n; i++) node.pods.push(pods[i]!);
     node.batches.push({ cls: v.cls, n });
     const req = v.cls.req;
     for (let r = 0; r < req.length; r++) node.used[r]! += n * req[r]!;
-    if (!node.existing) {
-      node.reqsId = this.nextReqsId;
-      node.reqs = this.reqsById[node.reqsId]!;
-      node.frontier = this.nextFrontier.filter((t) => fitsUsed(t.alloc, node.used));
-      node.capPrice = this.nextCapPrice;
+    if (claim) {
+      node.reqsId = claim.reqsId;
+      node.reqs = this.reqsById[claim.reqsId]!;
+      node.frontier = claim.frontier.filter((t) => fitsUsed(t.alloc, node.used));
+      node.capPrice = claim.capPrice;
     }
     const example = podName(pods[start]!);
     for (const g of v.cls.matched) this.count(g, node, n, example);
@@ -1454,7 +1457,8 @@ export class Packer {
     const pool = node.pool!;
     if (node.charged) for (let r = 0; r < node.charged.length; r++) pool.remaining[r]! += node.charged[r]!;
     pool.nodesRemaining += 1;
-    this.claims.pop();
+    const index = this.claims.lastIndexOf(node);
+    if (index >= 0) this.claims.splice(index, 1);
   }
 
   /**
