@@ -151,7 +151,7 @@ export function issueMix(copies = 1): Pod[] {
   return pods;
 }
 
-/** About `count` pods of the issue mix: whole copies of it, so every size keeps its proportions. */
+/** About `count` pods of the issue mix (90 a copy): whole copies, so every size keeps its proportions. */
 export function mixedPods(count: number): Pod[] {
   return issueMix(Math.max(1, Math.round(count / 92)));
 }
