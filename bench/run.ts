@@ -1,9 +1,11 @@
 // `npm run bench`: Karpenter's scheduling benchmark shape (reference §7) run through karpless' solve,
-// against the 400 synthetic types and against the built-in us-east-1 catalog. Prints pods/s, nodes,
-// price and the ratio to the LP lower bound, and writes bench/results.json. Only `solve` is timed, as
-// upstream times only Scheduler.Solve; pods and instance types are built before the clock starts.
+// against the 400 synthetic types and against the built-in us-east-1 catalog, and the mixed workloads
+// of issue 10 (GPU + CPU, zone spread, hostname anti-affinity, selectors, two NodePools). Prints pods/s,
+// nodes, price, the ratio to the LP lower bound and to the Karpenter reference (bench/reference.ts,
+// up to REFERENCE_MAX_PODS pods), and writes bench/results.json. Only `solve` is timed, as upstream
+// times only Scheduler.Solve; pods and instance types are built before the clock starts.
 //
-//   npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1] [--runs N] [--write]
+//   npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1,mixed] [--runs N] [--write]
 
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -16,15 +18,20 @@ import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
 import { syntheticCatalog } from '../shared/instancetypes/synthetic';
 import type { Catalog, InstanceType } from '../shared/instancetypes/types';
-import { type SchedulingResult, solve } from '../shared/scheduling';
+import { type SchedulingInput, type SchedulingResult, solve } from '../shared/scheduling';
 import { podsLowerBound } from '../shared/scheduling/lowerbound';
 import { allows, requirementFrom } from '../shared/scheduling/requirements';
 import { podRequests } from '../shared/scheduling/resources';
+import { planLowerBound } from './bound';
+import { mixedInput, mixedPods } from './mixed';
 import { makeDiversePods, makeGenericPods } from './pods';
+import { referencePlan } from './reference';
 
 export const SIZES = [1, 100, 1000, 5000, 10000, 20000];
-export type Suite = 'karpenter-shape' | 'us-east-1';
-const SUITES: Suite[] = ['karpenter-shape', 'us-east-1'];
+export type Suite = 'karpenter-shape' | 'us-east-1' | 'mixed';
+const SUITES: Suite[] = ['karpenter-shape', 'us-east-1', 'mixed'];
+/** The reference re-scans every claim for every pod, as Karpenter does: at 5,000 pods it takes minutes. */
+const REFERENCE_MAX_PODS = 1000;
 
 export interface Measurement {
   podsPerSecond: number;
@@ -32,13 +39,16 @@ export interface Measurement {
   price: number;
   lowerBound: number;
   unschedulable: number;
+  /** The Karpenter reference's price for the same pods; absent above REFERENCE_MAX_PODS. */
+  reference?: number;
 }
 
 /** One line of bench/results.json: the keys of issue 3, then the generic-only mix beside it. */
 export interface ResultEntry extends Measurement {
   suite: Suite;
   pods: number;
-  generic: Measurement;
+  /** The generic-only mix beside the diverse one; absent for the mixed suite, which has one mix. */
+  generic?: Measurement;
 }
 
 const nodeClass: EC2NodeClass = {
@@ -129,13 +139,25 @@ function runsFor(pods: number): number {
 }
 
 function measure(pods: Pod[], setupForSuite: SuiteSetup, types: InstanceType[], runs: number): Measurement {
+  const pool = setupForSuite.nodePool;
+  const allowed = allowedInstanceTypes(pool, types);
+  const lowerBound = podsLowerBound(pods.map(podRequests), allowed, { minNodes: mutuallyRepellingPods(pods) });
+  return timed(
+    () => ({ pods: structuredClone(pods), nodePools: [pool], instanceTypes: { [pool.metadata.name]: types } }),
+    lowerBound,
+    runs,
+  );
+}
+
+/** The issue-10 mix: two NodePools over the us-east-1 catalog, bounded per pod's allowed types. */
+function measureMixed(count: number, runs: number): Measurement {
+  const input = mixedInput(mixedPods(count));
+  return timed(() => ({ ...input, pods: structuredClone(input.pods) }), planLowerBound(input), runs);
+}
+
+function timed(input: () => SchedulingInput, lowerBound: number, runs: number): Measurement {
   // Each run gets its own copy, made before the clock starts, so nothing a run does to its input
   // (the solver should not, but relaxation rewrites preferences) leaks into the next.
-  const input = () => ({
-    pods: structuredClone(pods),
-    nodePools: [setupForSuite.nodePool],
-    instanceTypes: { [setupForSuite.nodePool.metadata.name]: types },
-  });
   let result: SchedulingResult = solve(input()); // warm-up: JIT and any caches the solver keeps
   const seconds: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -146,14 +168,14 @@ function measure(pods: Pod[], setupForSuite: SuiteSetup, types: InstanceType[], 
     // A run past 30 s says enough; more would only make the benchmark unbearable.
     if ((seconds.at(-1) ?? 0) > 30) break;
   }
-  const allowed = allowedInstanceTypes(setupForSuite.nodePool, types);
-  const lowerBound = podsLowerBound(pods.map(podRequests), allowed, { minNodes: mutuallyRepellingPods(pods) });
+  const reference = input();
   return {
-    podsPerSecond: pods.length / median(seconds),
+    podsPerSecond: reference.pods.length / median(seconds),
     nodes: result.nodeClaims.length,
     price: result.totalPrice,
     lowerBound,
     unschedulable: result.unschedulable.length,
+    ...(reference.pods.length <= REFERENCE_MAX_PODS ? { reference: referencePlan(reference).totalPrice } : {}),
   };
 }
 
@@ -166,12 +188,13 @@ function parseList(args: string[], flag: string): string[] | undefined {
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 
 function row(cells: (string | number)[]): string {
-  const widths = [16, 8, 7, 11, 7, 7, 12, 12, 6];
+  const widths = [16, 8, 7, 11, 7, 7, 12, 12, 6, 8];
   return cells.map((c, i) => (i < 2 ? String(c).padEnd(widths[i] ?? 8) : String(c).padStart(widths[i] ?? 8))).join(' ');
 }
 
 function printLine(suite: string, mix: string, pods: number, m: Measurement): void {
   const ratio = m.lowerBound > 0 ? (m.price / m.lowerBound).toFixed(3) : '-';
+  const vsReference = m.reference ? (m.price / m.reference).toFixed(3) : '-';
   console.log(
     row([
       suite,
@@ -183,9 +206,19 @@ function printLine(suite: string, mix: string, pods: number, m: Measurement): vo
       m.price.toFixed(4),
       m.lowerBound.toFixed(4),
       ratio,
+      vsReference,
     ]),
   );
 }
+
+const rounded = (m: Measurement): Measurement => ({
+  podsPerSecond: Math.round(m.podsPerSecond),
+  nodes: m.nodes,
+  price: round(m.price, 4),
+  lowerBound: round(m.lowerBound, 4),
+  unschedulable: m.unschedulable,
+  ...(m.reference !== undefined ? { reference: round(m.reference, 4) } : {}),
+});
 
 function main(args: string[]): void {
   const sizes = parseList(args, '--sizes')?.map(Number) ?? SIZES;
@@ -194,9 +227,19 @@ function main(args: string[]): void {
   const cpu = cpus()[0]?.model ?? 'unknown cpu';
   console.log(`karpless scheduling benchmark: node ${process.version}, ${cpus().length} × ${cpu}`);
   console.log('pods/s = median of timed solve() runs after one warm-up; ratio = price / LP lower bound\n');
-  console.log(row(['SUITE', 'MIX', 'PODS', 'PODS/S', 'NODES', 'UNSCHED', '$/HOUR', 'LOWER BOUND', 'RATIO']));
+  console.log(row(['SUITE', 'MIX', 'PODS', 'PODS/S', 'NODES', 'UNSCHED', '$/HOUR', 'LOWER BOUND', 'RATIO', 'VS REF']));
   const results: ResultEntry[] = [];
   for (const suite of suites) {
+    if (suite === 'mixed') {
+      for (const size of sizes) {
+        // Whole copies of the 90-pod mix: the pod count is the nearest multiple of 90.
+        const count = mixedPods(size).length;
+        const mixed = measureMixed(size, runsFlag ? Number(runsFlag) : runsFor(count));
+        printLine(suite, 'mixed', count, mixed);
+        results.push({ suite, pods: count, ...rounded(mixed) });
+      }
+      continue;
+    }
     const suiteSetup = setup(suite);
     const types = resolveInstanceTypes(suiteSetup.catalog, nodeClass);
     for (const size of sizes) {
@@ -210,22 +253,27 @@ function main(args: string[]): void {
         runsFlag ? Number(runsFlag) : Math.min(runs, 3),
       );
       printLine(suite, 'generic', size, generic);
-      const rounded = (m: Measurement): Measurement => ({
-        podsPerSecond: Math.round(m.podsPerSecond),
-        nodes: m.nodes,
-        price: round(m.price, 4),
-        lowerBound: round(m.lowerBound, 4),
-        unschedulable: m.unschedulable,
-      });
       results.push({ suite, pods: size, ...rounded(diverse), generic: rounded(generic) });
     }
   }
   console.log('\ngeneric mix, price / lower bound (target ≤ 1.10):');
   for (const suite of suites) {
     const ratios = results
-      .filter((r) => r.suite === suite && r.generic.lowerBound > 0)
+      .flatMap((r) =>
+        r.suite === suite && r.generic && r.generic.lowerBound > 0 ? [{ pods: r.pods, generic: r.generic }] : [],
+      )
       .map((r) => `${r.pods}: ${(r.generic.price / r.generic.lowerBound).toFixed(3)}`);
     console.log(`  ${suite.padEnd(16)} ${ratios.join(', ')}`);
+  }
+  console.log('\nprice / Karpenter reference (target ≤ 1.00) and diverse/mixed price / lower bound (target ≤ 1.15):');
+  for (const suite of suites) {
+    const cells = results
+      .filter((r) => r.suite === suite)
+      .map(
+        (r) =>
+          `${r.pods}: ${r.reference ? (r.price / r.reference).toFixed(3) : '-'} / ${r.lowerBound > 0 ? (r.price / r.lowerBound).toFixed(3) : '-'}`,
+      );
+    console.log(`  ${suite.padEnd(16)} ${cells.join(', ')}`);
   }
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results.json');
   // A partial run must not replace the full figures unless asked to.

@@ -104,6 +104,8 @@ interface PoolState {
   hasMinValues: boolean;
   compatMemo: Map<number, PricedType[]>;
   frontierMemo: Map<string, TypeInfo[]>;
+  /** Cap prices for claims narrowed by a pod, by requirements, overhead and pod requests. */
+  capMemo: Map<string, number>;
   dsMemo: Map<number, Float64Array>;
   describe: string;
 }
@@ -205,6 +207,16 @@ interface Variant {
   relaxation: string | undefined;
 }
 
+/**
+ * What a node takes of a class: how many pods and, for a planned claim, the requirements, instance
+ * types and cap price it narrows to. Returned by the check and handed to commit, so nothing is kept
+ * between the two calls.
+ */
+interface Fit {
+  n: number;
+  claim?: { reqsId: number; frontier: TypeInfo[]; capPrice: number };
+}
+
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
 const ROUNDS_PER_NODE = 4;
 
@@ -215,6 +227,9 @@ const EFFICIENCY_TOLERANCE = 0.005;
 const REPACK_TAIL = 3;
 /** … and verifies at most this many candidate type pairs, cheapest first, by placing the pods. */
 const REPACK_TRIES = 32;
+
+/** The merge pass pairs at most this many of the cheapest claims. */
+const MERGE_CANDIDATES = 48;
 
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
@@ -237,7 +252,7 @@ export class Packer {
   private readonly daemonSets: { pod: Pod; reqs: Requirements; req: Float64Array }[] = [];
   private classes: PodClass[] = [];
   private variantCount = 0;
-  private demand = new Float64Array(0);
+  private readonly demandMemo = new Map<string, Float64Array>();
   private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
 
   constructor(private readonly input: SchedulingInput) {}
@@ -290,6 +305,9 @@ export class Packer {
     const order = new Map(this.input.pods.map((p, i) => [p, i]));
     unschedulable.sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
     this.repackTails();
+    this.fillSlack();
+    this.mergeClaims();
+    this.rebalance();
     const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => this.finalize(c));
     const existingNodes = this.existing.filter((n) => n.pods.length > 0).map((n) => ({ name: n.name, pods: n.pods }));
     const totalPrice = nodeClaims.reduce((sum, c) => sum + c.offering.price, 0);
@@ -404,15 +422,6 @@ export class Packer {
     }
     this.classes = [...byKey.values()].sort((a, b) => b.cpu - a.cpu || b.memory - a.memory || a.id - b.id);
 
-    // Mean demand per pod, for choosing the most price-efficient instance type.
-    this.demand = new Float64Array(dims.names.length);
-    let count = 0;
-    for (const cls of this.classes) {
-      for (let r = 0; r < this.demand.length; r++) this.demand[r]! += cls.req[r]! * cls.pods.length;
-      count += cls.pods.length;
-    }
-    if (count > 0) for (let r = 0; r < this.demand.length; r++) this.demand[r]! /= count;
-
     // Existing nodes, initialized ones first, then by name.
     const nodes = [...(input.existingNodes ?? [])].sort(
       (a, b) => Number(a.inFlight ?? false) - Number(b.inFlight ?? false) || cmp(a.name, b.name),
@@ -500,8 +509,12 @@ export class Packer {
     let bestCost = Number.POSITIVE_INFINITY;
     const none = new Float64Array(this.dims.names.length);
     for (const pool of this.pools) {
-      for (const p of this.compatible(pool, this.intern(pool.domain))) {
-        const cost = p.price / this.units(p.t.alloc, none);
+      const poolId = this.intern(pool.domain);
+      const demand = this.demand(pool, poolId, none);
+      for (const p of this.compatible(pool, poolId)) {
+        const units = unitsOf(p.t.alloc, none, demand);
+        if (units <= 0) continue;
+        const cost = p.price / units;
         if (cost < bestCost) {
           bestCost = cost;
           best = p.t.alloc;
@@ -587,6 +600,7 @@ export class Packer {
       hasMinValues: pool.spec.template.spec.requirements.some((r) => r.minValues !== undefined),
       compatMemo: new Map(),
       frontierMemo: new Map(),
+      capMemo: new Map(),
       dsMemo: new Map(),
       describe: describePool(pool.spec.template.spec.requirements),
     };
@@ -1128,12 +1142,12 @@ export class Packer {
       // Pod affinity on hostname: only nodes that already run a matching pod qualify, and that set grows.
       for (const node of [...host.group.nodesWithMatches]) {
         if (placed >= want) break;
-        const n = node.existing
-          ? this.canTakeExisting(v, node, podReqs, targets, want - placed)
+        const fit = node.existing
+          ? { n: this.canTakeExisting(v, node, podReqs, targets, want - placed) }
           : this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
-        if (n > 0) {
-          this.commit(v, node, pods, start + placed, n);
-          placed += n;
+        if (fit.n > 0) {
+          this.commit(v, node, pods, start + placed, fit);
+          placed += fit.n;
         }
       }
       if (placed === 0)
@@ -1149,17 +1163,17 @@ export class Packer {
       const node = this.existing[cursor.e]!;
       const n = this.canTakeExisting(v, node, podReqs, targets, want - placed);
       if (n > 0) {
-        this.commit(v, node, pods, start + placed, n);
+        this.commit(v, node, pods, start + placed, { n });
         placed += n;
         if (placed < want) cursor.e++;
       } else cursor.e++;
     }
     while (cursor.c < this.claims.length && placed < want) {
       const node = this.claims[cursor.c]!;
-      const n = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
-      if (n > 0) {
-        this.commit(v, node, pods, start + placed, n);
-        placed += n;
+      const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+      if (fit.n > 0) {
+        this.commit(v, node, pods, start + placed, fit);
+        placed += fit.n;
         if (placed < want) cursor.c++;
       } else cursor.c++;
     }
@@ -1167,13 +1181,13 @@ export class Packer {
     while (placed < want) {
       const node = this.openClaim(v, podReqs, podReqsId);
       if (!node) break;
-      const n = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
-      if (n === 0) {
+      const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+      if (fit.n === 0) {
         this.discardClaim(node);
         break;
       }
-      this.commit(v, node, pods, start + placed, n);
-      placed += n;
+      this.commit(v, node, pods, start + placed, fit);
+      placed += fit.n;
       if (host) break;
     }
     return placed;
@@ -1213,23 +1227,23 @@ export class Packer {
     return Math.min(room, roomIn(node.alloc!, node.used, v.cls.req));
   }
 
-  // Scratch results of the last canTakeClaim, consumed by commit.
-  private nextReqsId = -1;
-  private nextFrontier: TypeInfo[] = [];
-
-  private canTakeClaim(v: Variant, node: NodeState, podReqs: Requirements, podReqsId: number, want: number): number {
+  /** How many pods of the class a planned claim takes, and the requirements, types and cap it narrows to. */
+  private canTakeClaim(v: Variant, node: NodeState, podReqs: Requirements, podReqsId: number, want: number): Fit {
+    const none = { n: 0 };
     const pool = node.pool!;
-    if (this.staticFit(v, pool).reason) return 0;
+    if (this.staticFit(v, pool).reason) return none;
     const merged = this.merge(node.reqsId, podReqs, podReqsId)!;
-    if (merged.conflict) return 0;
+    if (merged.conflict) return none;
     const room = this.hostRoom(v, node, want);
-    if (room === 0) return 0;
+    if (room === 0) return none;
     let frontier = node.frontier;
+    let capPrice = node.capPrice;
     if (merged.id !== node.reqsId) {
-      frontier = this.frontier(pool, merged.id, node.capPrice, node.charged).filter((t) =>
-        fitsUsed(t.alloc, node.used),
-      );
-      if (frontier.length === 0) return 0;
+      // The pod narrows the claim (another family, an arch): its cap was chosen among types it may no
+      // longer use, so it is chosen again among those it may, never below what it was.
+      if (!pool.hasMinValues) capPrice = Math.max(capPrice, this.narrowedCap(pool, merged.id, node, v.cls.req));
+      frontier = this.frontier(pool, merged.id, capPrice, node.charged).filter((t) => fitsUsed(t.alloc, node.used));
+      if (frontier.length === 0) return none;
     }
     const req = v.cls.req;
     let best = 0;
@@ -1239,11 +1253,28 @@ export class Packer {
     }
     let n = Math.min(room, best);
     if (n > 0 && pool.hasMinValues) n = this.limitByMinValues(pool, merged.id, node, req, n);
-    if (n > 0) {
-      this.nextReqsId = merged.id;
-      this.nextFrontier = frontier;
+    return n > 0 ? { n, claim: { reqsId: merged.id, frontier, capPrice } } : none;
+  }
+
+  /** The price of the most price-efficient type for the claim's pods under narrowed requirements. */
+  private narrowedCap(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array): number {
+    const key = `${reqsId}:${node.ds.join(',')}:${req.join(',')}`;
+    let cap = pool.capMemo.get(key);
+    if (cap !== undefined) return cap;
+    const demand = this.demand(pool, reqsId, req);
+    let bestCost = Number.POSITIVE_INFINITY;
+    const candidates: { price: number; cost: number }[] = [];
+    for (const p of this.compatible(pool, reqsId)) {
+      if (!fitsOne(p.t.alloc, node.ds, req)) continue;
+      const units = unitsOf(p.t.alloc, node.ds, demand);
+      const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
+      candidates.push({ price: p.price, cost });
+      if (cost < bestCost) bestCost = cost;
     }
-    return n;
+    cap = bestCost === Number.POSITIVE_INFINITY ? (candidates[0]?.price ?? 0) : 0;
+    for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) cap = Math.max(cap, c.price);
+    pool.capMemo.set(key, cap);
+    return cap;
   }
 
   private limitByMinValues(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array, n: number): number {
@@ -1265,15 +1296,17 @@ export class Packer {
     return lo;
   }
 
-  private commit(v: Variant, node: NodeState, pods: Pod[], start: number, n: number): void {
+  private commit(v: Variant, node: NodeState, pods: Pod[], start: number, fit: Fit): void {
+    const { n, claim } = fit;
     for (let i = start; i < start + n; i++) node.pods.push(pods[i]!);
     node.batches.push({ cls: v.cls, n });
     const req = v.cls.req;
     for (let r = 0; r < req.length; r++) node.used[r]! += n * req[r]!;
-    if (!node.existing) {
-      node.reqsId = this.nextReqsId;
-      node.reqs = this.reqsById[node.reqsId]!;
-      node.frontier = this.nextFrontier.filter((t) => fitsUsed(t.alloc, node.used));
+    if (claim) {
+      node.reqsId = claim.reqsId;
+      node.reqs = this.reqsById[claim.reqsId]!;
+      node.frontier = claim.frontier.filter((t) => fitsUsed(t.alloc, node.used));
+      node.capPrice = claim.capPrice;
     }
     const example = podName(pods[start]!);
     for (const g of v.cls.matched) this.count(g, node, n, example);
@@ -1333,6 +1366,7 @@ export class Packer {
       let anyFit = false;
       let blocker: number | undefined;
       const candidates: { p: PricedType; cost: number }[] = [];
+      const demand = this.demand(pool, merged.id, req);
       for (const p of this.compatible(pool, merged.id)) {
         if (!fitsOne(p.t.alloc, ds, req)) continue;
         anyFit = true;
@@ -1343,13 +1377,17 @@ export class Packer {
             continue;
           }
         }
-        const cost = p.price / this.units(p.t.alloc, ds);
+        const units = unitsOf(p.t.alloc, ds, demand);
+        const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
         candidates.push({ p, cost });
         if (cost < bestCost) bestCost = cost;
       }
       // Among types as price-efficient as the best (linear pricing makes many equal), the largest
       // packs the pods onto the fewest nodes; the claim still shrinks to what it holds at the end.
       for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) best = c.p;
+      // No type holds any share of the mix beside the overhead (the mix needs a resource these types
+      // only have for the opening pod): the cheapest that fits the pod.
+      if (bestCost === Number.POSITIVE_INFINITY) best = candidates[0]?.p;
       if (!best) {
         if (anyFit && blocker !== undefined) {
           const name = this.dims.names[blocker]!;
@@ -1419,15 +1457,42 @@ export class Packer {
     const pool = node.pool!;
     if (node.charged) for (let r = 0; r < node.charged.length; r++) pool.remaining[r]! += node.charged[r]!;
     pool.nodesRemaining += 1;
-    this.claims.pop();
+    const index = this.claims.lastIndexOf(node);
+    if (index >= 0) this.claims.splice(index, 1);
   }
 
-  /** How many average pending pods fit: the denominator of "price per packed pod". */
-  private units(alloc: Float64Array, ds: Float64Array): number {
-    let units = Number.POSITIVE_INFINITY;
-    const d = this.demand;
-    for (let r = 0; r < d.length; r++) if (d[r]! > 0) units = Math.min(units, (alloc[r]! - ds[r]!) / d[r]!);
-    return units > 0 ? units : 1e-9;
+  /**
+   * The mean pod of those that may share a claim of this pool with these requirements: the classes the
+   * pool can take at all (taints, requirements, a type they fit on) whose node selection agrees with the
+   * claim's, and which ask for no extended resource (GPUs …) the opening pod does not ask for. A claim
+   * is sized for them: a GPU pod elsewhere in the batch, or a pod that fits no NodePool, says nothing
+   * about how large a CPU claim should be, and a CPU claim will never hold a GPU pod anyway.
+   */
+  private demand(pool: PoolState, reqsId: number, opening: Float64Array): Float64Array {
+    const n = this.dims.names.length;
+    let extended = '';
+    for (let r = 0; r < n; r++) if (r > 2 && opening[r]! > 0) extended += `,${r}`;
+    const key = `${pool.index}:${reqsId}${extended}`;
+    let mean = this.demandMemo.get(key);
+    if (mean) return mean;
+    mean = new Float64Array(n);
+    let count = 0;
+    for (const cls of this.classes) {
+      let foreign = false;
+      for (let r = 3; r < n && !foreign; r++) foreign = cls.req[r]! > 0 && !(opening[r]! > 0);
+      if (foreign) continue;
+      const v = this.variant(cls, 0)!;
+      const fit = this.staticFit(v, pool);
+      if (fit.reason || fit.reqsId === undefined) continue;
+      const merged = this.merge(reqsId, v.reqs, this.intern(v.reqs));
+      if (!merged || merged.conflict) continue;
+      for (let r = 0; r < n; r++) mean[r]! += cls.req[r]! * cls.pods.length;
+      count += cls.pods.length;
+    }
+    if (count > 0) for (let r = 0; r < n; r++) mean[r]! /= count;
+    else mean.set(opening);
+    this.demandMemo.set(key, mean);
+    return mean;
   }
 
   private capForMinValues(pool: PoolState, reqsId: number, capPrice: number): number {
@@ -1468,7 +1533,11 @@ export class Packer {
     }
     for (const run of runs.values()) {
       // Never onto more claims than it pools: the greedy's node count stays an upper bound.
-      for (let k = Math.min(REPACK_TAIL, run.length); k >= 2; k--) if (this.repack(run.slice(run.length - k))) break;
+      let done = false;
+      for (let k = Math.min(REPACK_TAIL, run.length); k >= 2 && !done; k--)
+        done = this.repack(run.slice(run.length - k));
+      // Else the last claim alone, onto two cheaper ones when a cheaper pair of types holds it.
+      if (!done) this.repack(run.slice(run.length - 1));
     }
   }
 
@@ -1684,10 +1753,13 @@ export class Packer {
     }
     if (!(newCost < oldCost * (1 - 1e-9))) return false;
 
+    if (planned.length - tail.length > pool.nodesRemaining) return false;
     if (pool.limited) pool.remaining.set(released);
     pool.nodesRemaining += tail.length - planned.length;
+    const nodes = [...tail];
+    while (nodes.length < planned.length) nodes.push(this.splitClaim(tail[0]!));
     planned.forEach(({ c, type, charged }, b) => {
-      const node = tail[b]!;
+      const node = nodes[b]!;
       node.pods = c.pods;
       node.batches = c.batches;
       node.used = c.used;
@@ -1703,6 +1775,349 @@ export class Packer {
       delete node.charged;
     }
     return true;
+  }
+
+  /** One more claim like `like` (same NodePool and requirements), empty, for a split. */
+  private splitClaim(like: NodeState): NodeState {
+    const node: NodeState = {
+      ...like,
+      index: this.claims.length,
+      name: `${like.pool!.name}-${this.claims.length}`,
+      pods: [],
+      batches: [],
+      used: Float64Array.from(like.ds),
+      counts: new Int32Array(this.groups.length),
+      owners: new Int32Array(this.groups.length),
+    };
+    delete node.charged;
+    this.claims.push(node);
+    return node;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Slack fill
+
+  /** A class whose pods may sit on any claim that satisfies its node selection: no topology counts it. */
+  private free(cls: PodClass): boolean {
+    if (cls.matched.length > 0) return false;
+    if (cls.movable === undefined) {
+      const a = cls.spec.affinity;
+      const none = (
+        t:
+          | {
+              requiredDuringSchedulingIgnoredDuringExecution?: unknown[];
+              preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
+            }
+          | undefined,
+      ) =>
+        (t?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) +
+          (t?.preferredDuringSchedulingIgnoredDuringExecution?.length ?? 0) ===
+        0;
+      cls.movable =
+        (cls.spec.topologySpreadConstraints?.length ?? 0) === 0 && none(a?.podAffinity) && none(a?.podAntiAffinity);
+    }
+    return cls.movable;
+  }
+
+  /**
+   * Claims end on the cheapest type that fits what they hold, often with room to spare: a claim opened
+   * for a pod that wants a node of its own, a zone's share of a spread. Free pods (no topology of their
+   * own, none counting them) move out of a dearer claim into that room when the claim then fits a
+   * cheaper type (or empties), every receiving claim keeping its type and price. Moves only shrink what
+   * a claim lists, so NodePool limits hold.
+   */
+  private fillSlack(): void {
+    const claims = this.claims.filter((c) => c.pods.length > 0 && !c.pool!.hasMinValues);
+    if (claims.length < 2) return;
+    const price = new Map<NodeState, PricedType>();
+    for (const c of claims) price.set(c, this.finalTypes(c)[0]!);
+    const sources = [...claims].sort((a, b) => price.get(b)!.price - price.get(a)!.price || a.index - b.index);
+    // Classes no claim had room for since the last successful move: their next search would fail too.
+    const full = new Set<PodClass>();
+    for (const source of sources) {
+      const freeBatches = source.batches.filter((b) => this.free(b.cls));
+      if (freeBatches.length === 0) continue;
+      const current = price.get(source)!;
+      const kept = Float64Array.from(source.used);
+      for (const { cls, n } of freeBatches) for (let r = 0; r < kept.length; r++) kept[r]! -= n * cls.req[r]!;
+      const floor = this.cheapestFitting(source, source.reqsId, kept);
+      if (floor !== undefined && floor.price >= current.price) continue;
+      const plan = this.planMoves(source, freeBatches, claims, price, full);
+      if (plan.moves.length === 0) continue;
+      const left = Float64Array.from(source.used);
+      for (const m of plan.moves) for (let r = 0; r < left.length; r++) left[r]! -= m.cls.req[r]!;
+      const after = this.cheapestFitting(source, source.reqsId, left);
+      let added = 0;
+      for (const [to, change] of plan.receivers) added += change.type.price - price.get(to)!.price;
+      if ((after?.price ?? 0) + added >= current.price - 1e-9) continue;
+      this.applyMoves(source, plan.moves);
+      for (const [to, change] of plan.receivers) {
+        to.reqsId = change.reqsId;
+        to.reqs = this.reqsById[change.reqsId]!;
+        price.set(to, change.type);
+      }
+      if (after) price.set(source, after);
+      full.clear();
+    }
+  }
+
+  /**
+   * The cheapest type for contents of this size under these requirements (and the claim's limit
+   * charge), or undefined when the claim would be empty or no type holds it.
+   */
+  private cheapestFitting(node: NodeState, reqsId: number, used: Float64Array): PricedType | undefined {
+    let empty = true;
+    for (let r = 0; r < used.length; r++) if (used[r]! - node.ds[r]! > 1e-9) empty = false;
+    if (empty) return undefined;
+    const pool = node.pool!;
+    for (const p of this.compatible(pool, reqsId)) {
+      if (!fitsUsed(p.t.alloc, used)) continue;
+      if (node.charged && exceedsCharged(p.t.capacity, node.charged, pool.limit) >= 0) continue;
+      return p;
+    }
+    return undefined;
+  }
+
+  /**
+   * Where each free pod of the source could go, largest class first: first into room a receiver has
+   * on its type, then onto receivers its node selection narrows (another family, an arch), whose
+   * new type and price the caller weighs. Selections on zone, capacity type or hostname never narrow
+   * a receiver: the topology counts of the pods already there were taken under its old domains.
+   */
+  private planMoves(
+    source: NodeState,
+    batches: { cls: PodClass; n: number }[],
+    claims: NodeState[],
+    price: Map<NodeState, PricedType>,
+    full: Set<PodClass>,
+  ): {
+    moves: { cls: PodClass; to: NodeState }[];
+    receivers: Map<NodeState, { reqsId: number; type: PricedType; used: Float64Array }>;
+  } {
+    const receivers = new Map<NodeState, { reqsId: number; type: PricedType; used: Float64Array }>();
+    const moves: { cls: PodClass; to: NodeState }[] = [];
+    const order = [...batches].sort((a, b) => b.cls.cpu - a.cls.cpu || b.cls.memory - a.cls.memory);
+    for (const { cls, n } of order) {
+      if (full.has(cls)) continue;
+      const v = this.variant(cls, 0)!;
+      const podId = this.intern(v.reqs);
+      const mayNarrow = ![LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
+      let placed = 0;
+      for (const narrowing of mayNarrow ? [false, true] : [false]) {
+        for (const to of claims) {
+          if (placed === n) break;
+          if (to === source || to.pool !== source.pool) continue;
+          const state = receivers.get(to) ?? {
+            reqsId: to.reqsId,
+            type: price.get(to)!,
+            used: Float64Array.from(to.used),
+          };
+          const merged = this.merge(state.reqsId, v.reqs, podId);
+          if (!merged || merged.conflict || (merged.id !== state.reqsId) !== narrowing) continue;
+          let type = state.type;
+          if (narrowing) {
+            const one = state.used.map((u, r) => u + cls.req[r]!);
+            const next = this.cheapestFitting(to, merged.id, one);
+            if (!next) continue;
+            type = next;
+          }
+          const k = Math.min(n - placed, roomIn(type.t.alloc, state.used, cls.req));
+          if (k <= 0) continue;
+          for (let r = 0; r < state.used.length; r++) state.used[r]! += k * cls.req[r]!;
+          receivers.set(to, { reqsId: merged.id, type, used: state.used });
+          for (let i = 0; i < k; i++) moves.push({ cls, to });
+          placed += k;
+        }
+      }
+      if (placed === 0) full.add(cls);
+    }
+    return { moves, receivers };
+  }
+
+  private applyMoves(source: NodeState, moves: { cls: PodClass; to: NodeState }[]): void {
+    const wanted = new Map<PodClass, NodeState[]>();
+    for (const m of moves) {
+      const list = wanted.get(m.cls);
+      if (list) list.push(m.to);
+      else wanted.set(m.cls, [m.to]);
+    }
+    const pods: Pod[] = [];
+    const batches: { cls: PodClass; n: number }[] = [];
+    let i = 0;
+    for (const { cls, n } of source.batches) {
+      const targets = wanted.get(cls);
+      let kept = 0;
+      for (let k = 0; k < n; k++) {
+        const pod = source.pods[i++]!;
+        const to = targets?.shift();
+        if (!to) {
+          pods.push(pod);
+          kept++;
+          continue;
+        }
+        to.pods.push(pod);
+        const last = to.batches[to.batches.length - 1];
+        if (last && last.cls === cls) last.n++;
+        else to.batches.push({ cls, n: 1 });
+        for (let r = 0; r < cls.req.length; r++) {
+          to.used[r]! += cls.req[r]!;
+          source.used[r]! -= cls.req[r]!;
+        }
+      }
+      if (kept > 0) batches.push({ cls, n: kept });
+    }
+    source.pods = pods;
+    source.batches = batches;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Rebalance
+
+  /**
+   * Pairs of the cheapest claims of one NodePool trade free pods: k pods of a class move from one to
+   * the other when the two then cost less together (the receiver may narrow to another family, never
+   * to another zone, capacity type or hostname). Bounded like the merge: only the cheapest claims.
+   */
+  private rebalance(): void {
+    const price = new Map<NodeState, number>();
+    const candidates: NodeState[] = [];
+    for (const c of this.claims) {
+      if (c.pods.length === 0 || c.pool!.hasMinValues) continue;
+      price.set(c, this.finalTypes(c)[0]!.price);
+      candidates.push(c);
+    }
+    candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
+    candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
+    for (const from of candidates) {
+      for (const { cls, n } of [...from.batches]) {
+        if (!this.free(cls) || from.pods.length === 0) continue;
+        const v = this.variant(cls, 0)!;
+        const fixed = [LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
+        let best: { to: NodeState; k: number; reqsId: number; a?: PricedType; b: PricedType; gain: number } | undefined;
+        for (const to of candidates) {
+          if (to === from || to.pool !== from.pool || to.pods.length === 0) continue;
+          const merged = this.merge(to.reqsId, v.reqs, this.intern(v.reqs));
+          if (!merged || merged.conflict || (fixed && merged.id !== to.reqsId)) continue;
+          const before = price.get(from)! + price.get(to)!;
+          for (let k = 1; k <= n; k++) {
+            const left = from.used.map((u, r) => u - k * cls.req[r]!);
+            const got = to.used.map((u, r) => u + k * cls.req[r]!);
+            const b = this.cheapestFitting(to, merged.id, got);
+            if (!b) break;
+            const a = this.cheapestFitting(from, from.reqsId, left);
+            const gain = before - (a?.price ?? 0) - b.price;
+            if (gain > 1e-9 && (!best || gain > best.gain))
+              best = { to, k, reqsId: merged.id, b, gain, ...(a ? { a } : {}) };
+          }
+        }
+        if (!best) continue;
+        const moves = Array.from({ length: best.k }, () => ({ cls, to: best.to }));
+        this.applyMoves(from, moves);
+        best.to.reqsId = best.reqsId;
+        best.to.reqs = this.reqsById[best.reqsId]!;
+        price.set(best.to, best.b.price);
+        price.set(from, best.a?.price ?? 0);
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Merge
+
+  /**
+   * Two claims of one NodePool whose pods are all free (see `free`) and whose requirements agree move
+   * onto one claim when one type holding both costs less than the two. The cheapest claims are the
+   * ones left part-empty (a selector kept their pods off the claims before them), so only they are
+   * paired, which bounds the pass whatever the number of claims.
+   */
+  private mergeClaims(): void {
+    const price = new Map<NodeState, number>();
+    const candidates: NodeState[] = [];
+    for (const c of this.claims) {
+      const pool = c.pool!;
+      if (c.pods.length === 0 || pool.limited || pool.hasMinValues) continue;
+      if (!c.batches.every((b) => this.hostOnly(b.cls))) continue;
+      price.set(c, this.finalTypes(c)[0]!.price);
+      candidates.push(c);
+    }
+    candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
+    candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
+    for (const a of candidates) {
+      if (a.pods.length === 0) continue;
+      let best: { into: NodeState; reqsId: number; ds: Float64Array; type: PricedType; saving: number } | undefined;
+      for (const into of candidates) {
+        if (into === a || into.pods.length === 0) continue;
+        const pool = into.pool!;
+        const reqsId = this.mergeInto(into, a, pool);
+        if (reqsId === undefined || !this.shareHost(a, into)) continue;
+        const ds = this.daemonOverhead(pool, reqsId);
+        const used = Float64Array.from(ds);
+        for (let r = 0; r < used.length; r++) used[r]! += a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
+        const type = this.compatible(pool, reqsId).find((p) => fitsUsed(p.t.alloc, used));
+        if (!type) continue;
+        const saving = price.get(a)! + price.get(into)! - type.price;
+        if (saving > 1e-9 && (!best || saving > best.saving)) best = { into, reqsId, ds, type, saving };
+      }
+      if (!best) continue;
+      const { into } = best;
+      for (let r = 0; r < into.used.length; r++)
+        into.used[r] = best.ds[r]! + a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
+      into.pods.push(...a.pods);
+      into.batches.push(...a.batches);
+      for (let g = 0; g < into.counts.length; g++) {
+        into.counts[g]! += a.counts[g]!;
+        into.owners[g]! += a.owners[g]!;
+      }
+      into.ds = best.ds;
+      into.reqsId = best.reqsId;
+      into.reqs = this.reqsById[best.reqsId]!;
+      into.capPrice = best.type.price;
+      into.frontier = [best.type.t];
+      price.set(into, best.type.price);
+      a.pods = [];
+      a.batches = [];
+      a.pool!.nodesRemaining += 1;
+    }
+  }
+
+  /** A class whose topology, its own and any that counts it, is all on hostname: a merge keeps its zone. */
+  private hostOnly(cls: PodClass): boolean {
+    if (this.free(cls)) return true;
+    const v = this.variant(cls, 0)!;
+    return v.own.every((o) => o.group.host) && cls.matched.every((g) => g.host);
+  }
+
+  /** Whether the pods of two claims may share one node by their hostname topology. */
+  private shareHost(a: NodeState, b: NodeState): boolean {
+    const check = (x: NodeState, y: NodeState) => {
+      for (const { cls } of x.batches) {
+        for (const g of cls.inverse) if (g.host && y.owners[g.id]! > 0) return false;
+        for (const o of this.variant(cls, 0)!.own) {
+          const merged = x.counts[o.group.id]! + y.counts[o.group.id]!;
+          if (o.kind === 'antiAffinity' && merged > (o.self ? 1 : 0)) return false;
+          if (o.kind === 'spread' && merged > o.maxSkew) return false;
+        }
+      }
+      return true;
+    };
+    return check(a, b) && check(b, a);
+  }
+
+  /**
+   * The requirements of `into` narrowed by every pod class of `from`, or undefined when one of them
+   * may not run there. Another NodePool's claim qualifies when it takes the class (its taints, its
+   * requirements), as Karpenter lets a pod join an in-flight claim of any NodePool.
+   */
+  private mergeInto(into: NodeState, from: NodeState, pool: PoolState): number | undefined {
+    let reqsId = into.reqsId;
+    for (const { cls } of from.batches) {
+      const v = this.variant(cls, 0)!;
+      if (pool !== from.pool && this.staticFit(v, pool).reason) return undefined;
+      const merged = this.merge(reqsId, v.reqs, this.intern(v.reqs));
+      if (!merged || merged.conflict) return undefined;
+      reqsId = merged.id;
+    }
+    return reqsId;
   }
 
   /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
@@ -1758,6 +2173,14 @@ function sortByWeight<T extends { weight: number }>(list: readonly T[]): T[] {
 function dominates(a: Float64Array, b: Float64Array): boolean {
   for (let r = 0; r < a.length; r++) if (a[r]! < b[r]!) return false;
   return true;
+}
+
+/** How many mean pods (`demand`) fit in a node of this allocatable beside the DaemonSet overhead. */
+function unitsOf(alloc: Float64Array, ds: Float64Array, demand: Float64Array): number {
+  let units = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < demand.length; r++)
+    if (demand[r]! > 0) units = Math.min(units, (alloc[r]! - ds[r]!) / demand[r]!);
+  return units === Number.POSITIVE_INFINITY ? 0 : Math.max(units, 0);
 }
 
 function fitsOne(alloc: Float64Array, ds: Float64Array, req: Float64Array): boolean {

@@ -72,6 +72,8 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
     const total = addResources(...claim.pods.map(podRequests), ...daemons.map(podRequests));
     delete total.pods;
     total.pods = claim.pods.length + daemons.length;
+    // Pods without a node selector or node affinity match every node: only the others are checked.
+    const selecting = claim.pods.filter((p) => p.spec.nodeSelector || p.spec.affinity?.nodeAffinity);
     let lastPrice = -1;
     const charged = chargedPerPool.get(claim.nodePool) ?? {};
     const maxCapacity: Record<string, number> = {};
@@ -89,9 +91,9 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
       const cheapest = Math.min(...offerings.map((o) => o.price));
       if (cheapest < lastPrice - 1e-12) out.push(`${name}: instance types not sorted by price`);
       lastPrice = cheapest;
-      for (const o of offerings) {
+      for (const o of selecting.length > 0 ? offerings : []) {
         const labels = { ...t.labels, ...templateLabels, [ZONE]: o.zone, 'karpenter.sh/capacity-type': o.capacityType };
-        for (const p of claim.pods) {
+        for (const p of selecting) {
           if (!podMatchesNode(p, labels)) out.push(`${name}: ${podKey(p)} does not match ${t.name} in ${o.zone}`);
         }
       }
@@ -158,6 +160,7 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
 
   // Topology: anti-affinity, DoNotSchedule spreads (hostname: at most maxSkew per node; zone: skew).
   const planned = new Set(input.pods.map(podKey));
+  const domainsMemo = new Map<string, Set<string>>();
   for (const placed of placements) {
     const p = placed.pod;
     if (!planned.has(podKey(p))) continue;
@@ -195,27 +198,39 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
           out.push(`${podKey(p)}: hostname spread exceeded on ${placed.host}`);
       } else {
         // Domains: where this pod could run at all (its node selection honoured, as nodeAffinityPolicy Honor).
-        const zones = new Set<string>();
-        for (const pool of input.nodePools) {
-          if (untoleratedTaint(p.spec.tolerations, pool.spec.template.spec.taints ?? [], true)?.effect === 'NoSchedule')
-            continue;
-          const poolReqs = Requirements.from(pool.spec.template.spec.requirements.map(requirementFrom));
-          for (const t of input.instanceTypes[pool.metadata.name] ?? []) {
-            for (const o of t.offerings) {
-              const labels = { ...t.labels, [ZONE]: o.zone, 'karpenter.sh/capacity-type': o.capacityType };
-              if (!o.available || !poolReqs.matchesLabels(labels) || !podMatchesNode(p, labels)) continue;
-              zones.add(c.topologyKey === ZONE ? o.zone : o.capacityType);
+        const domainKey = JSON.stringify([
+          c.topologyKey,
+          p.spec.tolerations,
+          p.spec.nodeSelector,
+          p.spec.affinity?.nodeAffinity,
+        ]);
+        let zones = domainsMemo.get(domainKey);
+        if (!zones) {
+          zones = new Set<string>();
+          domainsMemo.set(domainKey, zones);
+          for (const pool of input.nodePools) {
+            if (
+              untoleratedTaint(p.spec.tolerations, pool.spec.template.spec.taints ?? [], true)?.effect === 'NoSchedule'
+            )
+              continue;
+            const poolReqs = Requirements.from(pool.spec.template.spec.requirements.map(requirementFrom));
+            for (const t of input.instanceTypes[pool.metadata.name] ?? []) {
+              for (const o of t.offerings) {
+                const labels = { ...t.labels, [ZONE]: o.zone, 'karpenter.sh/capacity-type': o.capacityType };
+                if (!o.available || !poolReqs.matchesLabels(labels) || !podMatchesNode(p, labels)) continue;
+                zones.add(c.topologyKey === ZONE ? o.zone : o.capacityType);
+              }
             }
           }
-        }
-        for (const node of input.existingNodes ?? []) {
-          const d = c.topologyKey === ZONE ? node.labels[ZONE] : node.labels['karpenter.sh/capacity-type'];
-          if (
-            d !== undefined &&
-            podMatchesNode(p, node.labels) &&
-            !untoleratedTaint(p.spec.tolerations, node.taints, true)
-          )
-            zones.add(d);
+          for (const node of input.existingNodes ?? []) {
+            const d = c.topologyKey === ZONE ? node.labels[ZONE] : node.labels['karpenter.sh/capacity-type'];
+            if (
+              d !== undefined &&
+              podMatchesNode(p, node.labels) &&
+              !untoleratedTaint(p.spec.tolerations, node.taints, true)
+            )
+              zones.add(d);
+          }
         }
         const values = [...zones].map((z) => counts.get(z) ?? 0);
         const skew = Math.max(...values) - Math.min(...values);

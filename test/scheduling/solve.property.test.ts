@@ -209,7 +209,8 @@ describe('solve (property)', () => {
       ),
       { numRuns: 150, seed: 20260601 },
     );
-  });
+    // 150 solves take a few seconds alone; on a loaded machine they need more than vitest's default 5 s.
+  }, 60_000);
 
   it('never exceeds NodePool limits, counting existing usage', () => {
     fc.assert(

@@ -26,13 +26,21 @@ const zoneOf = (result: ReturnType<typeof solve>, name: string) =>
 
 describe('solve: packing', () => {
   it('packs pods onto few claims and picks the cheapest type that fits what it holds', () => {
-    // Prepare: 10 × 1 cpu / 1 GiB.
-    const result = run({ pods: pods('web', 10, { cpu: '1', memory: '1Gi' }) });
+    // Prepare: 16 × 1 cpu / 1 GiB, exactly one 16-vCPU node (ten would be cheaper on 8 + 2 vCPUs).
+    const result = run({ pods: pods('web', 16, { cpu: '1', memory: '1Gi' }) });
     // Assess: one claim; its cheapest type is the 16-vCPU arm64 m6g (0.896/h, below c5.4xlarge's 0.96).
     expect(result.nodeClaims).toHaveLength(1);
     expect(result.nodeClaims[0]!.offering.instanceType).toBe('m6g.4xlarge');
     expect(result.nodeClaims[0]!.instanceTypes.map((t) => t.name)).toContain('m5.4xlarge');
     expect(result.totalPrice).toBeCloseTo(result.nodeClaims[0]!.offering.price);
+  });
+
+  it('splits a claim onto two smaller types when they cost less than the one that holds it all', () => {
+    // Prepare: 10 × 1 cpu / 1 GiB: one m6g.4xlarge (0.896/h) or an m6g.2xlarge and an m6g.large (0.56/h).
+    const result = run({ pods: pods('web', 10, { cpu: '1', memory: '1Gi' }) });
+    // Assess
+    expect(result.nodeClaims.map((c) => c.offering.instanceType).sort()).toEqual(['m6g.2xlarge', 'm6g.large']);
+    expect(result.totalPrice).toBeCloseTo(0.56);
   });
 
   it('prefers spot over on-demand at equal price, as Karpenter launches spot first', () => {
@@ -719,17 +727,29 @@ describe('solve: tail re-pack', () => {
   });
 
   const selector = { matchLabels: { app: 'p' } };
-  it.each<[string, Partial<Pod['spec']>]>([
-    [
-      'a hostname spread (moving them would put three on one node)',
-      {
+  it('never moves pods whose hostname spread would break on one node', () => {
+    const result = run({
+      pods: pods('p', 3, {
+        cpu: '3',
+        memory: '3Gi',
+        labels: { app: 'p' },
         topologySpreadConstraints: [
           { maxSkew: 2, topologyKey: HOST, whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector },
         ],
-      },
-    ],
+      }),
+      instanceTypes: { general: types() },
+    });
+    // The greedy's x (2 pods) + y (1 pod), although one v would be cheaper: three on one node exceed maxSkew 2.
+    expect(counts(result).map(([type, n]) => [type, n])).toEqual([
+      ['x.2xlarge', 2],
+      ['y.xlarge', 1],
+    ]);
+    expect(result.totalPrice).toBeCloseTo(1.22, 9);
+  });
+
+  it.each<[string, Partial<Pod['spec']>]>([
     [
-      'a required anti-affinity',
+      'a required anti-affinity against pods that are not there',
       {
         affinity: {
           podAntiAffinity: {
@@ -741,7 +761,7 @@ describe('solve: tail re-pack', () => {
       },
     ],
     [
-      'a preferred anti-affinity',
+      'a preferred anti-affinity against pods that are not there',
       {
         affinity: {
           podAntiAffinity: {
@@ -752,35 +772,36 @@ describe('solve: tail re-pack', () => {
         },
       },
     ],
-  ])('never moves pods with %s', (_, spec) => {
-    const result = run({
-      pods: pods('p', 3, { cpu: '3', memory: '3Gi', labels: { app: 'p' }, ...spec }),
-      instanceTypes: { general: types() },
-    });
-    // The greedy's x (2 pods) + y (1 pod), although one v would be cheaper.
-    expect(counts(result).map(([type, n]) => [type, n])).toEqual([
-      ['x.2xlarge', 2],
-      ['y.xlarge', 1],
-    ]);
-    expect(result.totalPrice).toBeCloseTo(1.22, 9);
+    [
+      'a hostname spread that still holds on one node',
+      {
+        topologySpreadConstraints: [
+          { maxSkew: 5, topologyKey: HOST, whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector },
+        ],
+      },
+    ],
+  ])('merges claims of pods with %s onto one cheaper node', (_, spec) => {
+    const input = { pods: pods('p', 3, { cpu: '3', memory: '3Gi', labels: { app: 'p' }, ...spec }) };
+    const result = run({ ...input, instanceTypes: { general: types() } });
+    expect(counts(result).map(([type, n]) => [type, n])).toEqual([['v.2xlarge', 3]]);
+    expect(result.totalPrice).toBeCloseTo(0.95, 9);
   });
 
-  it('leaves a claim holding a constrained pod whole', () => {
-    // One of the three pods spreads over hostnames, so its claim is not pooled; the other claim is alone.
-    const spread = pod('p-spread', {
-      cpu: '3',
-      memory: '3Gi',
-      labels: { app: 'p' },
-      topologySpreadConstraints: [
-        { maxSkew: 5, topologyKey: HOST, whenUnsatisfiable: 'DoNotSchedule', labelSelector: selector },
-      ],
-    });
+  it('never merges pods that repel each other by hostname', () => {
     const result = run({
-      pods: [...pods('p', 2, { cpu: '3', memory: '3Gi' }), spread],
+      pods: pods('p', 3, {
+        cpu: '3',
+        memory: '3Gi',
+        labels: { app: 'p' },
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: HOST, labelSelector: selector }],
+          },
+        },
+      }),
       instanceTypes: { general: types() },
     });
-    expect(result.nodeClaims.map((c) => c.pods.length).sort()).toEqual([1, 2]);
-    expect(result.totalPrice).toBeCloseTo(1.22, 9);
+    expect(result.nodeClaims.map((c) => c.pods.length)).toEqual([1, 1, 1]);
   });
 });
 
