@@ -35,7 +35,8 @@ export function parseQuantityResult(text: string | number): QuantityParse {
   }
   if (text === '') return { ok: false, reason: 'is not a valid resource quantity: it is empty' };
   const match = QUANTITY_PATTERN.exec(text);
-  if (!match) return { ok: false, reason: 'is not a valid resource quantity: digits with an optional sign, fraction and unit' };
+  if (!match)
+    return { ok: false, reason: 'is not a valid resource quantity: digits with an optional sign, fraction and unit' };
   const [, sign = '', whole = '', fraction, suffix = ''] = match;
   if (whole === '' && (fraction === undefined || fraction === '')) {
     return { ok: false, reason: 'is not a valid resource quantity: it has no digits' };
@@ -46,7 +47,8 @@ export function parseQuantityResult(text: string | number): QuantityParse {
   let exponent = DECIMAL_EXPONENT[suffix];
   if (exponent === undefined) {
     exponent = Number(suffix.slice(1));
-    if (Math.abs(exponent) > MAX_EXPONENT) return { ok: false, reason: 'is not a valid resource quantity: its exponent is out of range' };
+    if (Math.abs(exponent) > MAX_EXPONENT)
+      return { ok: false, reason: 'is not a valid resource quantity: its exponent is out of range' };
   }
   // One decimal string, so the double is the correctly rounded value of the whole quantity.
   return { ok: true, value: bound(Number(`${mantissa}e${exponent}`)) };

@@ -67,7 +67,12 @@ describe('collectWorkloads', () => {
 
   it.each([
     ['Pod without a name', `kind: Pod\nmetadata: {}\nspec: ${container}`, 'Pod/default/<no name>', 'metadata.name'],
-    ['Pod without containers', 'kind: Pod\nmetadata: {name: p}\nspec: {containers: []}', 'Pod/default/p', 'spec.containers'],
+    [
+      'Pod without containers',
+      'kind: Pod\nmetadata: {name: p}\nspec: {containers: []}',
+      'Pod/default/p',
+      'spec.containers',
+    ],
     [
       'bad cpu quantity',
       'kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}',

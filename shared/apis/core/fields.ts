@@ -88,7 +88,8 @@ export function integer(value: unknown, path: string, report: Report, min: numbe
     return false;
   }
   if (value < min || value > max) {
-    const range = max === INT32_MAX && min >= 0 ? `greater than or equal to ${min}` : `between ${min} and ${max}, inclusive`;
+    const range =
+      max === INT32_MAX && min >= 0 ? `greater than or equal to ${min}` : `between ${min} and ${max}, inclusive`;
     report(path, `Invalid value: ${value}: must be ${range}`);
     return false;
   }
