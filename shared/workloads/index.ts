@@ -44,6 +44,12 @@ const FINISHED_PHASES = new Set(['Succeeded', 'Failed']);
 export const MAX_PODS_PER_WORKLOAD = 100_000;
 export const MAX_PODS_PER_PLAN = 150_000;
 
+export interface PodCaps {
+  perWorkload: number;
+  perPlan: number;
+}
+const DEFAULT_CAPS: PodCaps = { perWorkload: MAX_PODS_PER_WORKLOAD, perPlan: MAX_PODS_PER_PLAN };
+
 const COUNT_FIELDS = ['replicas', 'parallelism', 'completions'] as const;
 
 function checkNode(object: Record<string, unknown>, report: Report): void {
@@ -71,7 +77,7 @@ function checkNode(object: Record<string, unknown>, report: Report): void {
 }
 
 /** Checks a workload's template and counts; returns how many pods it makes (0 when invalid). */
-function checkWorkload(object: Record<string, unknown>, kind: string, report: Report): number {
+function checkWorkload(object: Record<string, unknown>, kind: string, report: Report, cap: number): number {
   checkObjectMeta(object.metadata, 'metadata', report, true);
   const spec = record(object.spec, 'spec', report);
   const template = record(spec?.template, 'spec.template', report);
@@ -87,9 +93,9 @@ function checkWorkload(object: Record<string, unknown>, kind: string, report: Re
   }
   if (!valid || kind === 'DaemonSet') return 1;
   const count = desiredPodCount({ kind, spec } as unknown as Workload);
-  if (count > MAX_PODS_PER_WORKLOAD) {
+  if (count > cap) {
     const field = kind === 'Job' ? 'spec.parallelism' : 'spec.replicas';
-    report(field, `Invalid value: ${count}: karpless plans at most ${MAX_PODS_PER_WORKLOAD} pods per workload`);
+    report(field, `Invalid value: ${count}: karpless plans at most ${cap} pods per workload`);
   }
   return count;
 }
@@ -104,7 +110,7 @@ function documentLabel(kind: string | undefined, object: Record<string, unknown>
 }
 
 /** Sorts documents into pending pods, bound pods, DaemonSet templates and nodes, with problems for bad ones. */
-export function collectWorkloads(documents: readonly LoadedDocument[]): WorkloadSet {
+export function collectWorkloads(documents: readonly LoadedDocument[], caps: PodCaps = DEFAULT_CAPS): WorkloadSet {
   const set: WorkloadSet = { pending: [], bound: [], daemonSets: [], nodes: [], problems: [], notes: [] };
   let planned = 0;
   let capReported = false;
@@ -131,12 +137,12 @@ export function collectWorkloads(documents: readonly LoadedDocument[]): Workload
       checkObjectMeta(object.metadata, 'metadata', report, true);
       checkPodSpec(object.spec, 'spec', report);
       count = 1;
-    } else count = checkWorkload(object, kind, report);
+    } else count = checkWorkload(object, kind, report, caps.perWorkload);
     if (errors > 0) continue;
-    if (kind !== 'DaemonSet' && kind !== 'Node' && planned + count > MAX_PODS_PER_PLAN) {
+    if (kind !== 'DaemonSet' && kind !== 'Node' && planned + count > caps.perPlan) {
       // Expanding past the cap would only exhaust memory; one error says why the plan stops here.
       if (!capReported) {
-        report('', `the inputs hold more than ${MAX_PODS_PER_PLAN} pods, the most karpless plans at once: split them`);
+        report('', `the inputs hold more than ${caps.perPlan} pods, the most karpless plans at once: split them`);
         capReported = true;
       }
       continue;

@@ -89,7 +89,7 @@ export function integer(value: unknown, path: string, report: Report, min: numbe
   }
   if (value < min || value > max) {
     const range =
-      max === INT32_MAX && min >= 0 ? `greater than or equal to ${min}` : `between ${min} and ${max}, inclusive`;
+      max === INT32_MAX && value < min ? `greater than or equal to ${min}` : `between ${min} and ${max}, inclusive`;
     report(path, `Invalid value: ${value}: must be ${range}`);
     return false;
   }
