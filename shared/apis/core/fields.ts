@@ -189,7 +189,12 @@ export function eachItem(
 ): void {
   const items = list(value, path, report);
   if (!items) return;
-  for (let i = 0; i < items.length; i++) check(items[i], join(path, i));
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    // A null item (`- ~` or an empty `-` in YAML) is no object at all; record() would skip it silently.
+    if (item === undefined || item === null) report(join(path, i), 'must not be null');
+    else check(item, join(path, i));
+  }
 }
 
 /** Reports fields the API's type does not have, as a strict API server does (kubectl's default). */

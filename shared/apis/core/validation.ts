@@ -326,11 +326,13 @@ function checkAffinity(value: unknown, path: string, report: Report): void {
       if (terms?.length === 0 || required.nodeSelectorTerms === undefined || required.nodeSelectorTerms === null) {
         report(termsPath, 'Required value: must have at least one node selector term');
       }
-      for (const [i, term] of (terms ?? []).entries()) checkNodeSelectorTerm(term, join(termsPath, i), report);
+      for (const [i, term] of (terms ?? []).entries()) {
+        if (term === undefined || term === null) report(join(termsPath, i), 'must not be null');
+        else checkNodeSelectorTerm(term, join(termsPath, i), report);
+      }
     }
     const preferredPath = join(path, 'nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution');
-    list(nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution, preferredPath, report)?.forEach((p, i) => {
-      const at = join(preferredPath, i);
+    eachItem(nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution, preferredPath, report, (p, at) => {
       const preferred = typed(p, PREFERRED_TERM_FIELDS, at, report);
       if (!preferred) return;
       checkWeight(preferred.weight, join(at, 'weight'), report);
@@ -346,8 +348,7 @@ function checkAffinity(value: unknown, path: string, report: Report): void {
       checkPodAffinityTerm(item, at, report),
     );
     const preferredPath = join(path, `${kind}.preferredDuringSchedulingIgnoredDuringExecution`);
-    list(podAffinity.preferredDuringSchedulingIgnoredDuringExecution, preferredPath, report)?.forEach((p, i) => {
-      const at = join(preferredPath, i);
+    eachItem(podAffinity.preferredDuringSchedulingIgnoredDuringExecution, preferredPath, report, (p, at) => {
       const weighted = typed(p, WEIGHTED_TERM_FIELDS, at, report);
       if (!weighted) return;
       checkWeight(weighted.weight, join(at, 'weight'), report);
@@ -368,8 +369,7 @@ function checkNodeSelectorTerm(value: unknown, path: string, report: Report): vo
   eachItem(term.matchExpressions, join(path, 'matchExpressions'), report, (item, at) =>
     checkRequirement(item, at, report, NODE_OPERATORS),
   );
-  list(term.matchFields, join(path, 'matchFields'), report)?.forEach((r, i) => {
-    const at = join(join(path, 'matchFields'), i);
+  eachItem(term.matchFields, join(path, 'matchFields'), report, (r, at) => {
     if (!checkRequirement(r, at, report, ['In', 'NotIn'])) return;
     const requirement = r as Record<string, unknown>;
     if (requirement.key !== 'metadata.name') {
@@ -476,8 +476,7 @@ function checkToleration(value: unknown, path: string, report: Report): void {
 
 function checkTopologySpread(value: unknown, path: string, report: Report): void {
   const seen = new Set<string>();
-  list(value, path, report)?.forEach((c, i) => {
-    const at = join(path, i);
+  eachItem(value, path, report, (c, at) => {
     const constraint = typed(c, SPREAD_FIELDS, at, report);
     if (!constraint) return;
     if (constraint.maxSkew === undefined) report(join(at, 'maxSkew'), 'Required value');

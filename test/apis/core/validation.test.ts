@@ -223,6 +223,12 @@ describe('validatePod: each field the scheduler reads, as the API server checks 
     // Tolerations.
     ['tolerations as a map', { tolerations: { key: 'a' } }, ['spec.tolerations: must be a list, not a map']],
     ['tolerations as a string', { tolerations: 'all' }, ['spec.tolerations: must be a list, not a string']],
+    ['a null toleration (an empty YAML item)', { tolerations: [null] }, ['spec.tolerations[0]: must not be null']],
+    [
+      'a null spread constraint',
+      { topologySpreadConstraints: [null] },
+      ['spec.topologySpreadConstraints[0]: must not be null'],
+    ],
     [
       'a toleration with a bad effect',
       { tolerations: [{ key: 'a', effect: 'NoRun' }] },
