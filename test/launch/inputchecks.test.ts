@@ -187,5 +187,5 @@ describe('quoting: no value ends its argument', () => {
     const script = values.map((v) => `printf '%s\\0' ${shellQuote(v)}`).join('\n');
     const out = execFileSync('bash', ['-c', script], { encoding: 'utf8' });
     expect(out.split('\u0000').slice(0, -1)).toEqual(values);
-  });
+  }, 30_000);
 });
