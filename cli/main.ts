@@ -3,6 +3,7 @@
 
 import type { Command, IO } from './command';
 import { UsageError } from './command';
+import { escapingOutput } from './output';
 
 interface CommandEntry {
   name: string;
@@ -49,7 +50,20 @@ export function usage(): string {
   return `Usage: karpless <command> [flags]\n\nCommands:\n${lines.join('\n')}\n\nRun 'karpless <command> --help' for a command's flags.\n`;
 }
 
-export async function main(argv: readonly string[], io: IO): Promise<number> {
+// Errors of these classes are bugs in karpless, not problems of the input: their messages are
+// phrased for programmers, so the user is told so rather than shown "x is not a function" alone.
+const INTERNAL_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError];
+
+/** The message for a failed command: ours as they are, programming errors flagged as bugs. */
+export function failureMessage(error: unknown): string {
+  if (INTERNAL_ERRORS.some((type) => error instanceof type)) {
+    return `internal error (a bug in karpless; please report it with the input that caused it): ${(error as Error).message}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export async function main(argv: readonly string[], raw: IO): Promise<number> {
+  const io: IO = { stdout: escapingOutput(raw.stdout), stderr: escapingOutput(raw.stderr) };
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io[name === undefined ? 'stderr' : 'stdout'].write(usage());
@@ -72,7 +86,7 @@ export async function main(argv: readonly string[], io: IO): Promise<number> {
       io.stderr.write(`karpless ${command.name}: ${error.message}\n\n${command.usage}`);
       return 2;
     }
-    io.stderr.write(`karpless ${command.name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr.write(`karpless ${command.name}: ${failureMessage(error)}\n`);
     return 1;
   }
 }

@@ -1,8 +1,8 @@
-import { stringify } from 'yaml';
 import { readManifestFiles } from '../../shared/apis/load';
 import { formatProblem, hasErrors } from '../../shared/apis/problems';
 import { convertV1beta1 } from '../../shared/apis/v1beta1/convert';
 import { type Command, parseArgs, UsageError } from '../command';
+import { toYaml } from '../output';
 
 const usage = `Usage: karpless convert [flags] FILE|DIR...
 
@@ -41,6 +41,12 @@ export const convertCommand: Command = {
     const parsed = parseArgs(args, {});
     if (parsed.positional.length === 0) throw new UsageError('give at least one FILE or DIR');
     const loaded = readManifestFiles(parsed.positional);
+    if (loaded.documents.length === 0 && loaded.problems.length === 0) {
+      io.stderr.write(
+        `karpless convert: no manifests found in ${parsed.positional.join(', ')} (directories are read for *.yaml, *.yml and *.json)\n`,
+      );
+      return 1;
+    }
     const result = convertV1beta1(loaded.documents);
     const problems = [...loaded.problems, ...result.problems];
     for (const note of result.notes) io.stderr.write(`note: ${note}\n`);
@@ -49,7 +55,7 @@ export const convertCommand: Command = {
       io.stderr.write('karpless convert: nothing written, fix the errors above\n');
       return 1;
     }
-    io.stdout.write(result.objects.map((o) => stringify(o.object, { lineWidth: 0 })).join('---\n'));
+    io.stdout.write(result.objects.map((o) => toYaml(o.object)).join('---\n'));
     return 0;
   },
 };

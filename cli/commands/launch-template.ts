@@ -1,12 +1,14 @@
 // `karpless launch-template`: the CreateLaunchTemplate request karpless would send for one node,
 // computed offline from the manifests (no AWS calls).
 
+import { launchValueProblems } from '../../shared/launch/inputchecks';
 import { buildCreateLaunchTemplateInput, type LaunchTemplateSpec } from '../../shared/launch/launchtemplate';
 import { type Command, flagValue, flagValues, parseArgs, requireFlag, UsageError } from '../command';
 import {
   clusterIsIPv6,
   LAUNCH_FLAGS,
   LAUNCH_FLAGS_USAGE,
+  LAUNCH_VALUE_FLAGS,
   renderOfflineUserData,
   resolveOfflineLaunch,
 } from './userdata';
@@ -30,6 +32,8 @@ ${LAUNCH_FLAGS_USAGE}`,
     });
     if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
     const amiId = requireFlag(parsed, '--ami-id');
+    const amiProblems = launchValueProblems({ amiId }, LAUNCH_VALUE_FLAGS);
+    if (amiProblems.length > 0) throw new UsageError(amiProblems.join('\n'));
     const launch = resolveOfflineLaunch(parsed);
     const userData = renderOfflineUserData(launch, io);
     const { nodeClass } = launch;

@@ -226,6 +226,15 @@ export const planCommand: Command = {
 
     const read = readManifestFiles([...podPaths, ...paths(parsed, '--daemonsets'), ...paths(parsed, '--nodes')]);
     const workloads = collectWorkloads(read.documents);
+    if (
+      read.problems.length === 0 &&
+      workloads.pending.length + workloads.bound.length === 0 &&
+      workloads.problems.length === 0 &&
+      !read.documents.some((d) => d.object.kind === 'Pod')
+    ) {
+      io.stderr.write(`karpless plan: no Pods or workloads found in ${podPaths.join(', ')}: nothing to plan\n`);
+      return 1;
+    }
     const inputProblems = [...read.problems, ...workloads.problems];
     if (inputProblems.length > 0) {
       writeProblems(io, inputProblems);

@@ -3,9 +3,11 @@
 // the first launch will create shows as Unknown.
 
 import { requireConfiguration } from '../../shared/apis/config';
+import { parseDurationSeconds } from '../../shared/apis/duration';
 import type { Condition, EC2NodeClass } from '../../shared/apis/v1/types';
 import { NODECLASS_CONDITIONS, type NodeClassResolution, resolveNodeClass } from '../../shared/nodeclass';
 import { AMIProvider } from '../../shared/providers/ami';
+import { EndpointError } from '../../shared/providers/aws-client';
 import { ClusterProvider } from '../../shared/providers/cluster';
 import { InstanceProfileProvider } from '../../shared/providers/instanceprofile';
 import { awsApis } from '../../shared/providers/ports';
@@ -13,7 +15,7 @@ import { SecurityGroupProvider } from '../../shared/providers/securitygroup';
 import { SubnetProvider } from '../../shared/providers/subnet';
 import { type Command, flagValue, flagValues, parseArgs, UsageError } from '../command';
 
-const USAGE = `Usage: karpless status --manifests FILE|DIR... [--region R] [--endpoint-url URL] [--cluster-name N] [-o wide|json]
+const USAGE = `Usage: karpless status --manifests FILE|DIR... [--region R] [--endpoint-url URL] [--cluster-name N] [--timeout D] [-o wide|json]
 
 Resolves every EC2NodeClass (subnets, security groups, AMIs, instance profile) against AWS and prints
 NAME READY AGE ROLE like 'kubectl get ec2nodeclasses'. -o wide adds each condition with its reason and
@@ -24,9 +26,42 @@ message; -o json prints the node classes with their status.
   --endpoint-url   AWS endpoint override, e.g. a local emulator
   --cluster-name   EKS cluster: gives the Kubernetes version for AMI aliases and the managed
                    instance profile name (without it, alias AMIs and role profiles show Unknown)
+  --timeout        how long one AWS request may take, e.g. 500ms, 10s, 1m (default 10s); each call
+                   is tried up to 3 times, and the first endpoint that does not answer stops the command
 
-Exit status: 0 when every EC2NodeClass is Ready, 1 otherwise.
+Exit status: 0 when every EC2NodeClass is Ready, 1 otherwise (or when AWS cannot be reached), 2 on bad flags.
 `;
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+function parseTimeout(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_TIMEOUT_MS;
+  const seconds = parseDurationSeconds(text);
+  if (seconds === undefined || seconds <= 0 || seconds > 3600) {
+    throw new UsageError(`--timeout must be a duration between 1ms and 1h such as 500ms, 10s or 1m, not "${text}"`);
+  }
+  return Math.max(1, Math.round(seconds * 1000));
+}
+
+/**
+ * The same port, but once a call found its endpoint unreachable every later call fails at once with
+ * that error: waiting out the timeout again for each node class and condition tells nothing new.
+ */
+function stopAfterEndpointFailure<T extends object>(api: T, state: { error?: EndpointError }): T {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, call] of Object.entries(api)) {
+    wrapped[name] = async (...args: unknown[]) => {
+      if (state.error) throw state.error;
+      try {
+        return await (call as (...a: unknown[]) => Promise<unknown>)(...args);
+      } catch (error) {
+        if (error instanceof EndpointError) state.error ??= error;
+        throw error;
+      }
+    };
+  }
+  return wrapped as T;
+}
 
 /** kubectl's HumanDuration (k8s.io/apimachinery/pkg/util/duration). */
 export function humanDuration(ms: number): string {
@@ -99,7 +134,9 @@ export const statusCommand: Command = {
   summary: 'resolve EC2NodeClasses against AWS and print their readiness',
   usage: USAGE,
   async run(args, io) {
-    const parsed = parseArgs(args, { values: ['--manifests', '--region', '--endpoint-url', '--cluster-name', '-o'] });
+    const parsed = parseArgs(args, {
+      values: ['--manifests', '--region', '--endpoint-url', '--cluster-name', '-o', '--timeout'],
+    });
     if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
     const manifests = flagValues(parsed, '--manifests').flatMap((v) => v.split(',').filter(Boolean));
     if (manifests.length === 0) throw new UsageError('missing required flag --manifests');
@@ -111,9 +148,17 @@ export const statusCommand: Command = {
     if (!region) throw new UsageError('no region: pass --region or set AWS_REGION');
     const endpoint = flagValue(parsed, '--endpoint-url');
     const clusterName = flagValue(parsed, '--cluster-name');
+    const timeoutMs = parseTimeout(flagValue(parsed, '--timeout'));
 
     const { config } = requireConfiguration(manifests);
-    const aws = awsApis({ region, ...(endpoint ? { endpoint } : {}) });
+    const sdk = awsApis({ region, ...(endpoint ? { endpoint } : {}), requestTimeoutMs: timeoutMs, maxAttempts: 3 });
+    const unreachable: { error?: EndpointError } = {};
+    const aws = {
+      ec2: stopAfterEndpointFailure(sdk.ec2, unreachable),
+      ssm: stopAfterEndpointFailure(sdk.ssm, unreachable),
+      eks: stopAfterEndpointFailure(sdk.eks, unreachable),
+      iam: stopAfterEndpointFailure(sdk.iam, unreachable),
+    };
     try {
       const cluster = clusterName ? await new ClusterProvider(aws.eks).describe(clusterName) : undefined;
       const deps = {
@@ -130,13 +175,15 @@ export const statusCommand: Command = {
       };
       const resolutions: NodeClassResolution[] = [];
       for (const nodeClass of config.nodeClasses) resolutions.push(await resolveNodeClass(nodeClass, deps));
+      // Conditions would each repeat the same network failure; one error says it better.
+      if (unreachable.error) throw unreachable.error;
       const nodeClasses = resolutions.map((r) => r.nodeClass);
       if (output === 'json') io.stdout.write(`${JSON.stringify(nodeClasses, null, 2)}\n`);
       else if (nodeClasses.length === 0) io.stderr.write('No EC2NodeClasses found.\n');
       else io.stdout.write(formatStatus(nodeClasses, Date.now(), output === 'wide'));
       return resolutions.every((r) => r.ready) ? 0 : 1;
     } finally {
-      aws.destroy();
+      sdk.destroy();
     }
   },
 };

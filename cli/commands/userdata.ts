@@ -10,6 +10,11 @@ import type { AMIFamily, EC2NodeClass, NodePool, Taint } from '../../shared/apis
 import { loadBuiltInCatalog, readCatalogFile, resolveInstanceTypes } from '../../shared/instancetypes';
 import type { CapacityType, InstanceType } from '../../shared/instancetypes/types';
 import { isIPv6, kubeDNSIP } from '../../shared/launch/cluster';
+import {
+  instanceTypeRequirementProblem,
+  launchValueProblems,
+  userDataSizeProblem,
+} from '../../shared/launch/inputchecks';
 import { filledKubelet } from '../../shared/launch/launchtemplate';
 import { nodeClaimFromPlan } from '../../shared/nodeclaim';
 import type { PlannedNodeClaim } from '../../shared/scheduling';
@@ -50,6 +55,15 @@ export const LAUNCH_FLAGS_USAGE = `  --manifests PATH          NodePool/EC2NodeC
   --cluster-dns IP          the kube-dns IP (default: the service CIDR's .10, IPv6 ::a)
   --catalog FILE            instance-type catalog JSON (default: the built-in us-east-1 snapshot)
 `;
+
+/** The flag each checked launch value comes from, for messages. */
+export const LAUNCH_VALUE_FLAGS = {
+  clusterName: '--cluster-name',
+  clusterEndpoint: '--cluster-endpoint',
+  caBundle: '--cluster-ca',
+  clusterDNS: '--cluster-dns',
+  amiId: '--ami-id',
+};
 
 /** Everything one offline launch needs, resolved from the flags and manifests. */
 export interface OfflineLaunch {
@@ -117,6 +131,11 @@ export function resolveOfflineLaunch(parsed: ParsedArgs): OfflineLaunch {
     }
   }
 
+  const flagProblems = launchValueProblems(
+    { clusterName, clusterEndpoint, caBundle, clusterDNS: dnsIP },
+    LAUNCH_VALUE_FLAGS,
+  );
+  if (flagProblems.length > 0) throw new UsageError(flagProblems.join('\n'));
   const { config } = requireConfiguration(manifests);
   const nodePool = config.nodePools.find((p) => p.metadata.name === nodePoolName);
   if (!nodePool) {
@@ -143,6 +162,8 @@ export function resolveOfflineLaunch(parsed: ParsedArgs): OfflineLaunch {
       `instance type ${typeName} is not in the ${catalogPath ?? 'built-in'} catalog or cannot run ${family} (EC2NodeClass/${nodeClassName})`,
     );
   }
+  const requirementProblem = instanceTypeRequirementProblem(nodePool, instanceType);
+  if (requirementProblem) throw new Error(requirementProblem);
   const template = nodePool.spec.template.spec;
   return {
     nodePool,
@@ -171,8 +192,9 @@ export function renderOfflineUserData(launch: OfflineLaunch, io: IO): string {
     }
   }
   const brVersion = launch.family === 'Bottlerocket' ? bottlerocketVersion(nodeClass) : undefined;
+  let userData: string;
   try {
-    return renderUserData({
+    userData = renderUserData({
       family: launch.family,
       clusterName: launch.clusterName,
       clusterEndpoint: launch.clusterEndpoint,
@@ -190,6 +212,9 @@ export function renderOfflineUserData(launch: OfflineLaunch, io: IO): string {
     if (error instanceof UserDataError) throw new Error(`EC2NodeClass/${nodeClass.metadata.name}: ${error.message}`);
     throw error;
   }
+  const sizeProblem = userDataSizeProblem(userData);
+  if (sizeProblem) throw new Error(`EC2NodeClass/${nodeClass.metadata.name}: ${sizeProblem}`);
+  return userData;
 }
 
 export function clusterIsIPv6(launch: OfflineLaunch): boolean {

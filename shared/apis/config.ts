@@ -159,11 +159,21 @@ export function buildConfiguration(
   return result;
 }
 
+const KARPENTER_KINDS: ReadonlySet<string> = new Set(['NodePool', 'EC2NodeClass', 'NodeClaim']);
+
 /** Reads FILE|DIR paths and builds the configuration; file syntax errors are included as problems. */
 export function loadConfiguration(paths: readonly string[], options: ConfigurationOptions): ConfigurationResult {
   const loaded = readManifestFiles(paths);
   const result = buildConfiguration(loaded.documents, options);
   result.problems.unshift(...loaded.problems);
+  // A mistyped directory or a chart with no Karpenter objects must not pass as "valid".
+  if (loaded.problems.length === 0 && !loaded.documents.some((d) => KARPENTER_KINDS.has(String(d.object.kind)))) {
+    result.problems.push({
+      severity: 'error',
+      file: paths.join(', '),
+      message: 'no NodePool, EC2NodeClass or NodeClaim found (directories are read for *.yaml, *.yml and *.json)',
+    });
+  }
   return result;
 }
 

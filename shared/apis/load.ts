@@ -73,7 +73,7 @@ export function expandManifestPaths(paths: readonly string[]): string[] {
       const nested = entries
         .map((entry) => join(path, entry))
         .filter((child) => statSync(child).isDirectory() || MANIFEST_EXTENSIONS.test(child));
-      files.push(...expandManifestPaths(nested));
+      for (const file of expandManifestPaths(nested)) files.push(file);
     } else {
       files.push(path);
     }
@@ -86,8 +86,9 @@ export function readManifestFiles(paths: readonly string[]): LoadResult {
   const result: LoadResult = { documents: [], problems: [] };
   for (const file of expandManifestPaths(paths)) {
     const parsed = parseManifests(readFileSync(file, 'utf8'), file);
-    result.documents.push(...parsed.documents);
-    result.problems.push(...parsed.problems);
+    // Item by item: spreading a file of ~120k documents into push() overflows the call stack.
+    for (const document of parsed.documents) result.documents.push(document);
+    for (const problem of parsed.problems) result.problems.push(problem);
   }
   return result;
 }

@@ -65,6 +65,7 @@ import {
   type GetParameterCommandOutput,
   SSMClient,
 } from '@aws-sdk/client-ssm';
+import { type AwsTimeouts, clientTimeoutConfig, nameEndpointOnFailure } from './aws-client';
 
 export interface EC2Api {
   describeSubnets(input: DescribeSubnetsCommandInput): Promise<DescribeSubnetsCommandOutput>;
@@ -146,25 +147,34 @@ export function iamApi(client: Sender): IAMApi {
   };
 }
 
-export interface AwsClientOptions {
+export interface AwsClientOptions extends AwsTimeouts {
   region?: string;
   /** e.g. a moto endpoint; the same URL serves every service. */
   endpoint?: string;
-  /** SDK retry attempts (throttling such as RequestLimitExceeded is retried with backoff). */
-  maxAttempts?: number;
 }
 
-/** Real SDK clients behind the ports, with the SDK's standard retry (it retries throttling). */
+/**
+ * Real SDK clients behind the ports, with connect and per-attempt request timeouts, the SDK's
+ * standard retry (throttling and network errors, with backoff) and EndpointErrors naming the endpoint.
+ */
 export function awsApis(options: AwsClientOptions = {}): AwsApis & { destroy(): void } {
   const config = {
     ...(options.region ? { region: options.region } : {}),
     ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    maxAttempts: options.maxAttempts ?? 5,
+    ...clientTimeoutConfig(options),
   };
   const ec2 = new EC2Client(config);
   const ssm = new SSMClient(config);
   const eks = new EKSClient(config);
   const iam = new IAMClient(config);
+  for (const [client, service] of [
+    [ec2, 'EC2'],
+    [ssm, 'SSM'],
+    [eks, 'EKS'],
+    [iam, 'IAM'],
+  ] as const) {
+    nameEndpointOnFailure(client, service, options);
+  }
   return {
     ec2: ec2Api(ec2),
     ssm: ssmApi(ssm),

@@ -8,6 +8,8 @@ import type { Resources } from '../instancetypes/types';
 export const CPU = 'cpu';
 export const MEMORY = 'memory';
 export const PODS = 'pods';
+/** The resources a pod may set at pod level (resourcehelper.IsSupportedPodLevelResource). */
+const POD_LEVEL_RESOURCES = [CPU, MEMORY];
 
 /** One quantity in base units; cpu is rounded up to whole millicores as the API server does. */
 export function amount(resource: string, quantity: string | number): number {
@@ -57,6 +59,9 @@ export function podRequests(pod: Pod): Resources {
   }
   addInto(total, sidecars);
   maxInto(total, initPeak);
+  // Pod-level requests (limits default them) stand for the whole pod for the resources they name.
+  const podLevel = { ...resourceList(pod.spec.resources?.limits), ...resourceList(pod.spec.resources?.requests) };
+  for (const name of POD_LEVEL_RESOURCES) if (podLevel[name] !== undefined) total[name] = podLevel[name];
   addInto(total, resourceList(pod.spec.overhead));
   total[PODS] = (total[PODS] ?? 0) + 1;
   for (const [name, value] of Object.entries(total)) if (value === 0) delete total[name];

@@ -2,11 +2,22 @@
 // controllers expanded into their pods, DaemonSets as per-node overhead, Nodes as existing capacity.
 // The kind of each document decides its role, whichever flag it came from. Pure: callers read files.
 
+import {
+  eachItem,
+  integer,
+  isRecord,
+  oneOf,
+  optionalString,
+  qualifiedName,
+  type Report,
+  record,
+} from '../apis/core/fields';
 import type { Node, Pod, Workload } from '../apis/core/v1';
+import { checkObjectMeta, checkPodSpec } from '../apis/core/validation';
 import type { LoadedDocument } from '../apis/load';
 import type { Problem } from '../apis/problems';
-import { parseQuantityOrUndefined } from '../apis/quantity';
-import { DEFAULT_NAMESPACE, EXPANDED_KINDS, expandWorkload } from './expand';
+import { resourceQuantityProblem } from '../apis/quantity';
+import { DEFAULT_NAMESPACE, desiredPodCount, EXPANDED_KINDS, expandWorkload } from './expand';
 
 export { DEFAULT_NAMESPACE, desiredPodCount, expandWorkload, templateHash } from './expand';
 export { type ExistingNodesResult, toExistingNodes } from './nodes';
@@ -26,119 +37,137 @@ export interface WorkloadSet {
 
 const FINISHED_PHASES = new Set(['Succeeded', 'Failed']);
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+/**
+ * Caps that turn absurd inputs into an error instead of an exhausted heap: Kubernetes' own
+ * scalability envelope is 150,000 pods per cluster, and real clusters run far fewer.
+ */
+export const MAX_PODS_PER_WORKLOAD = 100_000;
+export const MAX_PODS_PER_PLAN = 150_000;
 
-function isQuantity(value: unknown): boolean {
-  return (typeof value === 'string' || typeof value === 'number') && parseQuantityOrUndefined(value) !== undefined;
+export interface PodCaps {
+  perWorkload: number;
+  perPlan: number;
 }
+const DEFAULT_CAPS: PodCaps = { perWorkload: MAX_PODS_PER_WORKLOAD, perPlan: MAX_PODS_PER_PLAN };
 
-function checkPodSpec(spec: unknown, path: string, report: (path: string, message: string) => void): void {
-  if (!isRecord(spec)) {
-    report(path, 'is required: a pod spec with at least one container');
-    return;
+const COUNT_FIELDS = ['replicas', 'parallelism', 'completions'] as const;
+
+function checkNode(object: Record<string, unknown>, report: Report): void {
+  checkObjectMeta(object.metadata, 'metadata', report, true);
+  const spec = record(object.spec, 'spec', report);
+  eachItem(spec?.taints, 'spec.taints', report, (item, at) => {
+    const taint = record(item, at, report);
+    if (!taint) return;
+    qualifiedName(taint.key, `${at}.key`, report);
+    optionalString(taint.value, `${at}.value`, report);
+    if (taint.effect === undefined) report(`${at}.effect`, 'Required value');
+    oneOf(taint.effect, ['NoSchedule', 'PreferNoSchedule', 'NoExecute'], `${at}.effect`, report);
+  });
+  const status = record(object.status, 'status', report) ?? {};
+  for (const field of ['allocatable', 'capacity'] as const) {
+    const list = record(status[field], `status.${field}`, report);
+    for (const [resource, quantity] of Object.entries(list ?? {})) {
+      const problem = resourceQuantityProblem(resource, quantity);
+      if (problem) report(`status.${field}.${resource}`, problem);
+    }
   }
-  const containers = spec.containers;
-  if (!Array.isArray(containers) || containers.length === 0) {
-    report(`${path}.containers`, 'needs at least one container');
-  }
-  for (const field of ['containers', 'initContainers'] as const) {
-    const list = spec[field];
-    if (!Array.isArray(list)) continue;
-    list.forEach((container: unknown, i) => {
-      if (!isRecord(container)) {
-        report(`${path}.${field}[${i}]`, 'expected a container object');
-        return;
-      }
-      const resources = container.resources;
-      if (!isRecord(resources)) return;
-      for (const kind of ['requests', 'limits'] as const) {
-        const list = resources[kind];
-        if (list === undefined) continue;
-        if (!isRecord(list)) {
-          report(`${path}.${field}[${i}].resources.${kind}`, 'expected a map of resource name to quantity');
-          continue;
-        }
-        for (const [name, quantity] of Object.entries(list)) {
-          if (!isQuantity(quantity)) {
-            report(
-              `${path}.${field}[${i}].resources.${kind}.${name}`,
-              `"${String(quantity)}" is not a valid resource quantity (examples: 500m, 2, 16Gi)`,
-            );
-          }
-        }
-      }
-    });
+  if (!isRecord(status.allocatable) && !isRecord(status.capacity)) {
+    report('status.allocatable', 'is required: the node capacity pods can use (cpu, memory, pods)');
   }
 }
 
-function checkCount(spec: Record<string, unknown>, field: string, report: (path: string, message: string) => void) {
-  const value = spec[field];
-  if (value === undefined) return;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    report(`spec.${field}`, `must be a whole number ≥ 0, got ${JSON.stringify(value)}`);
+/** Checks a workload's template and counts; returns how many pods it makes (0 when invalid). */
+function checkWorkload(object: Record<string, unknown>, kind: string, report: Report, cap: number): number {
+  checkObjectMeta(object.metadata, 'metadata', report, true);
+  const spec = record(object.spec, 'spec', report);
+  const template = record(spec?.template, 'spec.template', report);
+  if (!template) {
+    report('spec.template', 'Required value: the pod template the controller creates pods from');
+    return 0;
   }
+  checkObjectMeta(template.metadata, 'spec.template.metadata', report, false);
+  checkPodSpec(template.spec, 'spec.template.spec', report);
+  let valid = true;
+  for (const field of COUNT_FIELDS) {
+    if (spec?.[field] !== undefined && !integer(spec[field], `spec.${field}`, report, 0)) valid = false;
+  }
+  if (!valid || kind === 'DaemonSet') return 1;
+  const count = desiredPodCount({ kind, spec } as unknown as Workload);
+  if (count > cap) {
+    const field = kind === 'Job' ? 'spec.parallelism' : 'spec.replicas';
+    report(field, `Invalid value: ${count}: karpless plans at most ${cap} pods per workload`);
+  }
+  return count;
+}
+
+function documentLabel(kind: string | undefined, object: Record<string, unknown>): string {
+  const metadata = isRecord(object.metadata) ? object.metadata : {};
+  const name = typeof metadata.name === 'string' && metadata.name !== '' ? metadata.name : '<no name>';
+  if (kind === 'Node') return `Node/${name}`;
+  const namespace =
+    typeof metadata.namespace === 'string' && metadata.namespace !== '' ? metadata.namespace : DEFAULT_NAMESPACE;
+  return `${kind ?? '<no kind>'}/${namespace}/${name}`;
 }
 
 /** Sorts documents into pending pods, bound pods, DaemonSet templates and nodes, with problems for bad ones. */
-export function collectWorkloads(documents: readonly LoadedDocument[]): WorkloadSet {
+export function collectWorkloads(documents: readonly LoadedDocument[], caps: PodCaps = DEFAULT_CAPS): WorkloadSet {
   const set: WorkloadSet = { pending: [], bound: [], daemonSets: [], nodes: [], problems: [], notes: [] };
+  let planned = 0;
+  let capReported = false;
   for (const doc of documents) {
     const object = doc.object;
     const kind = typeof object.kind === 'string' ? object.kind : undefined;
-    const metadata = isRecord(object.metadata) ? object.metadata : undefined;
-    const name = typeof metadata?.name === 'string' ? metadata.name : undefined;
-    const label = `${kind ?? '<no kind>'}/${name ?? '<no name>'}`;
-    const errors: Problem[] = [];
-    const report = (path: string, message: string) =>
-      errors.push({ severity: 'error', file: doc.file, object: label, path, message });
+    const label = documentLabel(kind, object);
+    let errors = 0;
+    const report: Report = (path, message) => {
+      errors++;
+      set.problems.push({ severity: 'error', file: doc.file, object: label, path, message });
+    };
 
-    if (kind !== 'Pod' && kind !== 'Node' && kind !== 'DaemonSet' && !EXPANDED_KINDS.includes(kind as never)) {
+    if (
+      kind === undefined ||
+      (kind !== 'Pod' && kind !== 'Node' && kind !== 'DaemonSet' && !EXPANDED_KINDS.includes(kind as never))
+    ) {
       set.notes.push(`${doc.file}: skipped ${label} (not a Pod, workload, DaemonSet or Node)`);
       continue;
     }
-    if (name === undefined || name === '') report('metadata.name', 'is required');
-    const spec = isRecord(object.spec) ? object.spec : undefined;
-    if (kind === 'Pod') checkPodSpec(spec, 'spec', report);
-    else if (kind !== 'Node') {
-      const template = isRecord(spec?.template) ? spec.template : undefined;
-      if (!template) report('spec.template', 'is required: the pod template the controller creates pods from');
-      else checkPodSpec(template.spec, 'spec.template.spec', report);
-      if (spec) for (const field of ['replicas', 'parallelism', 'completions']) checkCount(spec, field, report);
-    } else {
-      const status = isRecord(object.status) ? object.status : {};
-      for (const field of ['allocatable', 'capacity'] as const) {
-        const list = status[field];
-        if (!isRecord(list)) continue;
-        for (const [resource, quantity] of Object.entries(list)) {
-          if (!isQuantity(quantity))
-            report(`status.${field}.${resource}`, `"${String(quantity)}" is not a valid resource quantity`);
-        }
+    let count = 0;
+    if (kind === 'Node') checkNode(object, report);
+    else if (kind === 'Pod') {
+      checkObjectMeta(object.metadata, 'metadata', report, true);
+      checkPodSpec(object.spec, 'spec', report);
+      count = 1;
+    } else count = checkWorkload(object, kind, report, caps.perWorkload);
+    if (errors > 0) continue;
+    if (kind !== 'DaemonSet' && kind !== 'Node' && planned + count > caps.perPlan) {
+      // Expanding past the cap would only exhaust memory; one error says why the plan stops here.
+      if (!capReported) {
+        report('', `the inputs hold more than ${caps.perPlan} pods, the most karpless plans at once: split them`);
+        capReported = true;
       }
-      if (!isRecord(status.allocatable) && !isRecord(status.capacity)) {
-        report('status.allocatable', 'is required: the node capacity pods can use (cpu, memory, pods)');
-      }
-    }
-    if (errors.length > 0) {
-      set.problems.push(...errors);
       continue;
     }
-
-    if (kind === 'Node') {
-      set.nodes.push(object as unknown as Node);
-    } else if (kind === 'Pod') {
-      const pod = structuredClone(object) as unknown as Pod;
-      pod.metadata.namespace ??= DEFAULT_NAMESPACE;
-      if (pod.status?.phase && FINISHED_PHASES.has(pod.status.phase)) {
-        set.notes.push(`${doc.file}: skipped Pod/${name} (${pod.status.phase}: it uses no capacity)`);
-      } else if (pod.spec.nodeName) set.bound.push(pod);
-      else set.pending.push(pod);
-    } else if (kind === 'DaemonSet') {
-      set.daemonSets.push(...expandWorkload(object as unknown as Workload));
-    } else {
-      set.pending.push(...expandWorkload(object as unknown as Workload));
-    }
+    planned += count;
+    addDocument(set, doc, kind, object);
   }
   return set;
+}
+
+function addDocument(set: WorkloadSet, doc: LoadedDocument, kind: string, object: Record<string, unknown>): void {
+  if (kind === 'Node') {
+    set.nodes.push(object as unknown as Node);
+  } else if (kind === 'Pod') {
+    const pod = structuredClone(object) as unknown as Pod;
+    pod.metadata.namespace ||= DEFAULT_NAMESPACE;
+    if (pod.status?.phase && FINISHED_PHASES.has(pod.status.phase)) {
+      set.notes.push(
+        `${doc.file}: skipped Pod/${pod.metadata.namespace}/${pod.metadata.name} (${pod.status.phase}: it uses no capacity)`,
+      );
+    } else if (pod.spec.nodeName) set.bound.push(pod);
+    else set.pending.push(pod);
+  } else {
+    // One push per pod: spreading a workload's pods into push() overflows the stack at ~120k.
+    const target = kind === 'DaemonSet' ? set.daemonSets : set.pending;
+    for (const pod of expandWorkload(object as unknown as Workload)) target.push(pod);
+  }
 }

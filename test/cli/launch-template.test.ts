@@ -15,7 +15,7 @@ describe('karpless launch-template', () => {
       const { code, stdout } = await karpless([
         'launch-template',
         '--ami-id',
-        'ami-0abc',
+        'ami-0abc1234',
         ...common(dir),
         '--capacity-type',
         'spot',
@@ -23,7 +23,7 @@ describe('karpless launch-template', () => {
       expect(code).toBe(0);
       const request = JSON.parse(stdout);
       expect(request.LaunchTemplateName).toMatch(/^karpenter\.k8s\.aws\/\d+$/);
-      expect(request.LaunchTemplateData.ImageId).toBe('ami-0abc');
+      expect(request.LaunchTemplateData.ImageId).toBe('ami-0abc1234');
       expect(request.LaunchTemplateData.IamInstanceProfile).toEqual({ Name: 'test-profile' });
       expect(request.LaunchTemplateData.NetworkInterfaces).toEqual([
         { DeviceIndex: 0, Groups: ['sg-0123'], AssociatePublicIpAddress: false },

@@ -260,7 +260,7 @@ status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
     const result = await inProcess('--manifests', manifests, '--pods', pods);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
-      `${pods}: Pod/p: spec.containers[0].resources.requests.cpu: "lots" is not a valid resource quantity`,
+      `${pods}: Pod/default/p: spec.containers[0].resources.requests.cpu: "lots" is not a valid resource quantity`,
     );
     expect(result.stdout).toBe('');
   });

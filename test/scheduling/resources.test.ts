@@ -30,6 +30,15 @@ describe('podRequests', () => {
       { cpu: 450, memory: 110 * MiB, pods: 1 },
     ],
     [
+      'takes pod-level requests (or limits) for cpu and memory over the containers, then adds overhead',
+      {
+        containers: [c('a', '100m', '64Mi'), { name: 'g', resources: { limits: { 'nvidia.com/gpu': '1' } } }],
+        resources: { requests: { cpu: '2' }, limits: { cpu: '4', memory: '1Gi' } },
+        overhead: { cpu: '50m' },
+      },
+      { cpu: 2050, memory: 1024 * MiB, 'nvidia.com/gpu': 1, pods: 1 },
+    ],
+    [
       'adds the pod overhead',
       { containers: [c('a', '100m', '64Mi')], overhead: { cpu: '50m', memory: '16Mi' } },
       { cpu: 150, memory: 80 * MiB, pods: 1 },

@@ -66,36 +66,41 @@ describe('collectWorkloads', () => {
   });
 
   it.each([
-    ['Pod without a name', `kind: Pod\nmetadata: {}\nspec: ${container}`, 'Pod/<no name>', 'metadata.name'],
-    ['Pod without containers', 'kind: Pod\nmetadata: {name: p}\nspec: {containers: []}', 'Pod/p', 'spec.containers'],
+    ['Pod without a name', `kind: Pod\nmetadata: {}\nspec: ${container}`, 'Pod/default/<no name>', 'metadata.name'],
+    [
+      'Pod without containers',
+      'kind: Pod\nmetadata: {name: p}\nspec: {containers: []}',
+      'Pod/default/p',
+      'spec.containers',
+    ],
     [
       'bad cpu quantity',
       'kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}',
-      'Pod/p',
+      'Pod/default/p',
       'spec.containers[0].resources.requests.cpu',
     ],
     [
       'Deployment without template',
       'kind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}',
-      'Deployment/d',
+      'Deployment/default/d',
       'spec.template',
     ],
     [
       'negative replicas',
       `kind: Deployment\nmetadata: {name: d}\nspec: {replicas: -1, template: {spec: ${container}}}`,
-      'Deployment/d',
+      'Deployment/default/d',
       'spec.replicas',
     ],
     [
       'fractional parallelism',
       `kind: Job\nmetadata: {name: j}\nspec: {parallelism: 1.5, template: {spec: ${container}}}`,
-      'Job/j',
+      'Job/default/j',
       'spec.parallelism',
     ],
     [
       'bad init container quantity',
       `kind: StatefulSet\nmetadata: {name: s}\nspec: {template: {spec: {containers: [{name: c}], initContainers: [{name: i, resources: {limits: {memory: 1GG}}}]}}}`,
-      'StatefulSet/s',
+      'StatefulSet/default/s',
       'spec.template.spec.initContainers[0].resources.limits.memory',
     ],
     ['Node without allocatable', 'kind: Node\nmetadata: {name: n}', 'Node/n', 'status.allocatable'],

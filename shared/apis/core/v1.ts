@@ -121,6 +121,8 @@ export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
   overhead?: ResourceList;
+  /** Pod-level resources (PodLevelResources, beta in 1.34): when set they replace the containers' sum. */
+  resources?: { requests?: ResourceList; limits?: ResourceList };
   nodeSelector?: Record<string, string>;
   affinity?: Affinity;
   tolerations?: Toleration[];

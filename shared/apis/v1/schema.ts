@@ -4,6 +4,8 @@
 // reports them. Rules (CEL equivalents) are plain functions that see the value only when its JSON type
 // matches the schema, so they never have to re-check types the schema already reported.
 
+import { isQuantity } from '../quantity';
+
 export interface FieldIssue {
   path: string;
   message: string;
@@ -154,12 +156,9 @@ function typeName(value: unknown): string {
   return typeof value === 'number' && Number.isInteger(value) ? 'integer' : typeof value;
 }
 
-// Same grammar as Kubernetes' quantity pattern in CRDs (`resource.Quantity`).
-const QUANTITY =
-  /^[+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$/;
-
+// One grammar for every quantity: apimachinery's resource.Quantity (shared/apis/quantity.ts).
 export function isQuantityText(text: string): boolean {
-  return QUANTITY.test(text);
+  return isQuantity(text);
 }
 
 // ---------------------------------------------------------------------------------------------
