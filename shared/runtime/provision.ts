@@ -237,6 +237,9 @@ export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Pro
     const fields = { nodeclaim: name, nodePool: claim.nodePool, pods: uids.length };
     try {
       const launched = await deps.launcher.launch({ nodeClaimName: name, nodePool, claim });
+      if (!launched.existing) {
+        deps.metrics.record(METRIC.launches, 'Count', 1, { capacityType: launched.capacityType });
+      }
       const nominated = await deps.state.nominate({
         nodeClaimName: name,
         nodePool: claim.nodePool,
@@ -244,9 +247,6 @@ export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Pro
         expiresAt,
       });
       if (!nominated) deps.log.warn('pods already nominated elsewhere', fields);
-      if (!launched.existing) {
-        deps.metrics.record(METRIC.launches, 'Count', 1, { capacityType: launched.capacityType });
-      }
       detail.nodeClaims.push({
         nodeClaimName: name,
         nodePool: claim.nodePool,
