@@ -31,6 +31,8 @@ export interface ClaimInstance {
   state: string;
   /** Epoch ms. */
   launchTime?: number;
+  /** EKS nodes are usually named after it: a cheap first guess at the instance's Node. */
+  privateDnsName?: string;
 }
 
 /** The instance id of an AWS providerID (`aws:///us-west-2a/i-0123…`), or undefined for any other. */
@@ -57,6 +59,7 @@ function claimInstance(instance: Instance, cluster: string): ClaimInstance | und
     capacityType: instance.InstanceLifecycle === 'spot' ? 'spot' : 'on-demand',
     state: instance.State?.Name ?? 'unknown',
     ...(instance.LaunchTime ? { launchTime: new Date(instance.LaunchTime).getTime() } : {}),
+    ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
   };
 }
 

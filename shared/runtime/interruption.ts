@@ -69,17 +69,30 @@ function shouldAct(message: InterruptionMessage, rebalance: RebalanceAction): bo
   return message.action === 'CordonAndDrain';
 }
 
-async function nodesOf(deps: InterruptionDeps, instanceIds: ReadonlySet<string>): Promise<Map<string, Node>> {
+/**
+ * The Nodes of the given instances. Each is first looked up by the instance's private DNS name (the
+ * EKS node name), checked by providerID; only instances not found that way cost a list of all nodes.
+ */
+async function nodesOf(deps: InterruptionDeps, instances: readonly ClaimInstance[]): Promise<Map<string, Node>> {
   const nodes = new Map<string, Node>();
+  for (const instance of instances) {
+    if (!instance.privateDnsName) continue;
+    const node = await deps.kube.getNode(instance.privateDnsName);
+    if (node && instanceIdFromProviderID(node.spec?.providerID) === instance.instanceId) {
+      nodes.set(instance.instanceId, node);
+    }
+  }
+  const missing = new Set(instances.map((i) => i.instanceId).filter((id) => !nodes.has(id)));
+  if (missing.size === 0) return nodes;
   for (const node of (await deps.kube.listNodes()).items) {
     const id = instanceIdFromProviderID(node.spec?.providerID);
-    if (id && instanceIds.has(id)) nodes.set(id, node);
+    if (id && missing.has(id)) nodes.set(id, node);
   }
   return nodes;
 }
 
 async function act(deps: InterruptionDeps, message: InterruptionMessage, ours: ClaimInstance[]): Promise<Pod[]> {
-  const nodes = await nodesOf(deps, new Set(ours.map((i) => i.instanceId)));
+  const nodes = await nodesOf(deps, ours);
   const deadline = drainDeadline(message);
   // Drain records first (get-or-create): a redelivery after a crash anywhere below finds them and resumes.
   const records = new Map<string, DrainRecord>();

@@ -114,6 +114,15 @@ describe('interruption', () => {
     for (const [, , deadline] of kube.callsTo('evictPod')) expect(deadline).toBeLessThanOrEqual(START + 120_000);
   });
 
+  it('finds the node by the instance’s private DNS name without listing every node', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc', privateDnsName: 'ip-10-0-0-1.ec2.internal' });
+    kube.putNode(registeredNode('ip-10-0-0-1.ec2.internal', 'i-0abc'));
+    const outcome = await time.run(handleInterruption(deps(), spot('i-0abc')));
+    expect(outcome.status).toBe('handled');
+    expect(kube.callsTo('listNodes')).toEqual([]);
+    expect(instances.terminated).toEqual(['i-0abc']);
+  });
+
   it('terminates at the spot deadline even when a budget still blocks a pod', async () => {
     instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc', capacityType: 'spot' });
     kube.putNode(registeredNode('n1', 'i-0abc'));
