@@ -7,7 +7,7 @@
 import type { Node, Pod, Workload } from '../apis/core/v1';
 import { METRIC } from '../contracts';
 import type { InterruptionMessage } from '../interruption/types';
-import type { KubeClient } from '../kube/types';
+import { type KubeClient, KubeTransportError } from '../kube/types';
 import { errorCode, errorMessage, isThrottling } from '../providers/aws-errors';
 import type { Sleep } from '../providers/clock';
 import type { DrainRecord, StateStore } from '../providers/state';
@@ -49,7 +49,7 @@ const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
 
 /** Throttling, 5xx answers from AWS or the API server, timeouts and dropped connections. */
 export function isRetryable(error: unknown): boolean {
-  if (isThrottling(error)) return true;
+  if (isThrottling(error) || error instanceof KubeTransportError) return true;
   const e = error as { $metadata?: { httpStatusCode?: number }; code?: unknown; $retryable?: unknown };
   if (typeof e?.code === 'number' && RETRYABLE_STATUS.has(e.code)) return true;
   const status = e?.$metadata?.httpStatusCode;

@@ -4,12 +4,12 @@
 // claim names derive from the decision so a redelivered batch re-finds its instances instead of
 // launching twice. Serial per cluster (SQS FIFO, one message group), so no two decisions race.
 
-import { createHash } from 'node:crypto';
 import type { Pod } from '../apis/core/v1';
 import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_ZONE } from '../apis/v1/labels';
 import type { NodePool } from '../apis/v1/types';
 import { METRIC, REGISTRATION_TTL_MS } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
+import { nodeClaimName as generatedName } from '../nodeclaim';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../providers/instance';
@@ -98,12 +98,9 @@ export interface ProvisionReport {
   decisionMs: number;
 }
 
-/** `<nodepool>-<10 hex>` from the decision and the claim's pods: stable across redeliveries. */
+/** Karpenter's `<nodepool>-xxxxx`, seeded by the decision and the claim's pods: stable across redeliveries. */
 export function nodeClaimName(nodePool: string, observedAt: string, podUids: readonly string[]): string {
-  const digest = createHash('sha256')
-    .update(`${observedAt}\n${[...podUids].sort().join('\n')}`)
-    .digest('hex');
-  return `${nodePool}-${digest.slice(0, 10)}`;
+  return generatedName(nodePool, `${observedAt}\n${[...podUids].sort().join('\n')}`);
 }
 
 interface InFlightClaim {

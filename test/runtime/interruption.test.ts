@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../shared/apis/core/v1';
 import { KUBE, METRIC } from '../../shared/contracts';
 import type { InterruptionMessage } from '../../shared/interruption/types';
+import { KubeTransportError } from '../../shared/kube/types';
 import { handleInterruption, type InterruptionDeps, isRetryable } from '../../shared/runtime/interruption';
 import { awsError } from '../providers/fakes';
 import {
@@ -231,6 +232,7 @@ describe('isRetryable', () => {
     expect(isRetryable(Object.assign(new Error('x'), { $metadata: { httpStatusCode: 503 } }))).toBe(true);
     expect(isRetryable(Object.assign(new Error('x'), { code: 500 }))).toBe(true);
     expect(isRetryable(awsError('TimeoutError'))).toBe(true);
+    expect(isRetryable(new KubeTransportError('GET /api/v1/nodes', 'connect', 'ECONNREFUSED'))).toBe(true);
     expect(isRetryable(awsError('UnauthorizedOperation'))).toBe(false);
     expect(isRetryable(new Error('boom'))).toBe(false);
   });

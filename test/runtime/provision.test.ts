@@ -100,7 +100,7 @@ describe('provision', () => {
         .sort(),
     );
     for (const claim of report.detail.nodeClaims) {
-      expect(claim.nodeClaimName).toMatch(/^default-[0-9a-f]{10}$/);
+      expect(claim.nodeClaimName).toMatch(/^default-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
       expect(claim.price).toBeGreaterThan(0);
       expect(state.nominationsByClaim.get(claim.nodeClaimName)?.podUids).toHaveLength(claim.pods.length);
       expect(state.nominationsByClaim.get(claim.nodeClaimName)?.expiresAt).toBe(START + 15 * 60 * 1000);
