@@ -199,7 +199,12 @@ describe('watcher handler', () => {
         kube,
         instances: new FakeInstances(),
         state: new FakeState(time.clock),
-        notices: { publish: async (b) => (published.push(b.pods.map((p) => p.metadata.name)), 1) },
+        notices: {
+          publish: async (b) => {
+            published.push(b.pods.map((p) => p.metadata.name));
+            return 1;
+          },
+        },
         claims: { registrationLabels: () => ({}), startupTaints: () => [], terminationGracePeriodMs: () => undefined },
         isEvictable: () => true,
         clock: time.clock,
