@@ -32,7 +32,7 @@ import { InstanceProfileProvider } from '../providers/instanceprofile';
 import { InstanceTypeProvider } from '../providers/instancetype';
 import { LaunchTemplateProvider } from '../providers/launchtemplate';
 import { ec2Api, eksApi, iamApi, ssmApi } from '../providers/ports';
-import { applyPrices, describePrices, PricingProvider, pricingApi } from '../providers/pricing';
+import { applyPrices, describePrices, onDemandPriceLookup, PricingProvider, pricingApi } from '../providers/pricing';
 import { SecurityGroupProvider } from '../providers/securitygroup';
 import type { FullStateStore } from '../providers/state';
 import { SubnetProvider } from '../providers/subnet';
@@ -208,12 +208,16 @@ function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () => Promi
     store: runtime.state,
     clock: runtime.clock,
   });
+  // A type gets an on-demand offering only with a price: read from the latest snapshot.
+  let onDemand: (instanceType: string) => number | undefined = () => undefined;
   const types = new InstanceTypeProvider(ec2Api(runtime.clients.ec2), {
     region: runtime.settings.region,
     clock: runtime.clock,
+    onDemandPrice: (instanceType) => onDemand(instanceType),
   });
   return async () => {
     const snapshot = await pricing.snapshot();
+    onDemand = onDemandPriceLookup(snapshot);
     telemetry.log.info('prices', { prices: describePrices(snapshot) });
     const catalog = applyPrices(await types.catalog(), snapshot);
     const byNodePool: Record<string, ReturnType<typeof resolveInstanceTypes>> = {};

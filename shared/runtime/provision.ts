@@ -205,6 +205,9 @@ export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Pro
     decisionMs,
   });
 
+  for (const { pod, reasons } of result.unschedulable.slice(0, 20)) {
+    deps.log.warn('pod fits nowhere', { pod: podKey(pod), reasons });
+  }
   const expiresAt = deps.clock() + REGISTRATION_TTL_MS;
   const detail: NodeClaimsLaunchedDetail = {
     cluster: deps.cluster,
