@@ -12,6 +12,7 @@ import type { Catalog, InstanceType } from '../../shared/instancetypes/types';
 import { podKey, type SchedulingResult, solve } from '../../shared/scheduling';
 import { collectWorkloads, toExistingNodes } from '../../shared/workloads';
 import { type Command, flagValue, flagValues, type IO, type ParsedArgs, parseArgs, UsageError } from '../command';
+import { DEFAULT_OFFLINE_CLUSTER, parseSubnetFlags, planRequests, writePlannedRequests } from './plan-requests';
 
 const USAGE = `Usage: karpless plan --manifests FILE|DIR... --pods FILE|DIR... [flags]
 
@@ -26,6 +27,12 @@ Flags (each may repeat, or take comma-separated paths):
   --nodes PATH       existing Nodes, filled before any new NodeClaim is planned
   --catalog FILE     instance-type catalog JSON (default: the built-in us-east-1 snapshot)
   --json             print the plan as JSON: {nodeClaims, unschedulable, totalPrice, …}
+  --requests DIR     also write, per planned NodeClaim, the exact CreateLaunchTemplate and
+                     CreateFleet requests its launch would send (DIR/<claim>/*.json)
+  --subnet ZONE=ID   a subnet for --requests (repeatable; default: a placeholder per catalog zone)
+  --security-group ID  a security group for --requests (repeatable; default: a placeholder)
+  --cluster-name NAME  the cluster for --requests (tags, instance profile; default: "cluster")
+  --kubernetes-version V  the cluster version for --requests AMI aliases (default: 1.33)
 
 Exit status: 0 when a plan was made (even with unschedulable pods), 1 on invalid input, 2 on bad flags.
 `;
@@ -178,7 +185,18 @@ export const planCommand: Command = {
   async run(args, io) {
     const parsed = parseArgs(args, {
       booleans: ['--json'],
-      values: ['--manifests', '--pods', '--daemonsets', '--nodes', '--catalog'],
+      values: [
+        '--manifests',
+        '--pods',
+        '--daemonsets',
+        '--nodes',
+        '--catalog',
+        '--requests',
+        '--subnet',
+        '--security-group',
+        '--cluster-name',
+        '--kubernetes-version',
+      ],
     });
     if (parsed.positional.length > 0) {
       throw new UsageError(`unexpected argument "${parsed.positional[0]}" (give paths with --manifests or --pods)`);
@@ -188,6 +206,7 @@ export const planCommand: Command = {
     if (manifestPaths.length === 0) throw new UsageError('missing required flag --manifests');
     if (podPaths.length === 0) throw new UsageError('missing required flag --pods');
     const json = flagValue(parsed, '--json') !== undefined;
+    const requestSubnets = parseSubnetFlags(flagValues(parsed, '--subnet'));
 
     let configuration: ReturnType<typeof requireConfiguration>;
     try {
@@ -234,6 +253,27 @@ export const planCommand: Command = {
     // Only the price caveat matters for reading a plan; where the catalog came from does not.
     for (const note of (catalog.notes ?? []).filter((n) => /spot/i.test(n))) io.stderr.write(`note: ${note}\n`);
     io.stdout.write(json ? `${JSON.stringify(planToJSON(result), null, 2)}\n` : formatPlan(result));
+    const requestsDir = flagValue(parsed, '--requests');
+    if (requestsDir !== undefined) {
+      const written = writePlannedRequests(
+        requestsDir,
+        planRequests({
+          nodeClaims: result.nodeClaims,
+          nodePools,
+          nodeClasses,
+          catalog,
+          cluster: {
+            ...DEFAULT_OFFLINE_CLUSTER,
+            name: flagValue(parsed, '--cluster-name') ?? DEFAULT_OFFLINE_CLUSTER.name,
+            version: flagValue(parsed, '--kubernetes-version') ?? DEFAULT_OFFLINE_CLUSTER.version,
+            region: catalog.region,
+          },
+          subnets: requestSubnets,
+          securityGroups: flagValues(parsed, '--security-group'),
+        }),
+      );
+      io.stderr.write(`wrote ${written.length} request file${written.length === 1 ? '' : 's'} to ${requestsDir}\n`);
+    }
     return 0;
   },
 };

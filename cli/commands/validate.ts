@@ -5,7 +5,10 @@ import { type Command, parseArgs, UsageError } from '../command';
 const usage = `Usage: karpless validate [flags] FILE|DIR...
 
 Checks Karpenter v1 NodePool, EC2NodeClass and NodeClaim manifests the way a strict Kubernetes API
-server with the Karpenter CRDs would: every schema and CEL rule, unknown fields, and that each
+server with the Karpenter CRDs would (every schema and CEL rule, unknown fields), and also applies
+the runtime validation Karpenter runs on a NodePool after admission (qualified-name limits on label,
+taint and requirement keys; known values such as karpenter.sh/capacity-type), so a value Karpenter
+would only refuse later, leaving the NodePool not ready, fails here instead. It also checks that each
 NodePool's nodeClassRef names an EC2NodeClass among the given files. Directories are read
 recursively (*.yaml, *.yml, *.json); multi-document YAML, JSON and kind: List are accepted, other
 kinds are skipped with a note.

@@ -88,6 +88,14 @@ export interface Offering {
   capacityType: CapacityType;
   price: number;
   available: boolean;
+  /** Reserved offerings: the capacity reservation (cr-…) that backs this offering. */
+  reservationId?: string;
+  /** Reserved offerings: an ordinary ODCR ("default") or a capacity block. */
+  reservationType?: 'default' | 'capacity-block';
+  /** Reserved offerings: the reservation may be reclaimed (interruptible capacity reservation). */
+  reservationInterruptible?: boolean;
+  /** Reserved offerings: instances the reservation can still start. */
+  reservationCapacity?: number;
 }
 
 export interface Overhead {

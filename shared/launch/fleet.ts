@@ -1,11 +1,12 @@
 // The CreateFleet request Karpenter sends for one NodeClaim, and the choice of its overrides. Pure.
 // CONTRACT: FleetOverride, buildCreateFleetRequest, fleetClientToken, selectOverrides,
-// UNFULFILLABLE_CAPACITY_CODES, offeringKey.
+// UNFULFILLABLE_CAPACITY_CODES, offeringKey, SERVICE_LINKED_ROLE_CODE.
 
 import { createHash } from 'node:crypto';
 import type { _InstanceType, CreateFleetCommandInput, FleetLaunchTemplateConfigRequest } from '@aws-sdk/client-ec2';
-import type { CapacityType, InstanceType } from '../instancetypes/types';
-import { toEC2Tags } from './launchtemplate';
+import type { CapacityType, Offering } from '../instancetypes/types';
+import { canonicalJson, toEC2Tags } from './launchtemplate';
+import type { Candidate } from './offerings';
 
 export interface FleetOverride {
   instanceType: string;
@@ -14,10 +15,11 @@ export interface FleetOverride {
   imageId?: string;
   price?: number;
   launchTemplateName: string;
+  /** Reserved launches: the reservation the override's template targets. */
+  reservationId?: string;
 }
 
-/** Upstream's maxInstanceTypes: more overrides than this only slow CreateFleet down. */
-export const MAX_INSTANCE_TYPES = 60;
+export { MAX_INSTANCE_TYPES } from './offerings';
 
 /** Error codes that mean "this offering has no capacity now" (pkg/errors). */
 export const UNFULFILLABLE_CAPACITY_CODES: ReadonlySet<string> = new Set([
@@ -31,20 +33,48 @@ export const UNFULFILLABLE_CAPACITY_CODES: ReadonlySet<string> = new Set([
   'ReservationCapacityExceeded',
 ]);
 
+/** Spot needs its service-linked role; without it every spot offering is out for the cache TTL. */
+export const SERVICE_LINKED_ROLE_CODE = 'AuthFailure.ServiceLinkedRoleCreationNotPermitted';
+
 /** The unavailable-offerings cache key: "spot:m5.large:us-east-1a". */
 export function offeringKey(capacityType: CapacityType, instanceType: string, zone: string): string {
   return `${capacityType}:${instanceType}:${zone}`;
 }
 
 /**
- * A ClientToken derived from the claim: a redelivered launch of the same claim gets the fleet (and
- * instance) the first call made instead of a second one. Pass a new `attempt` when the request
- * itself changes (e.g. a retry without the offerings that ran out), since EC2 refuses a reused token
- * with different parameters. At most 64 characters, as EC2 requires.
+ * A ClientToken derived from the claim and the overrides it asks for: a redelivered launch of the
+ * same claim with the same request gets the fleet (and instance) the first call made instead of a
+ * second one, while a launch whose overrides changed (an offering ran out, a subnet filled up) is a
+ * new request under a new token, never EC2's IdempotentParameterMismatch. `salt` separates
+ * deliberate re-launches (e.g. after the instance a token returned was found terminated). At most
+ * 64 characters, as EC2 requires.
  */
-export function fleetClientToken(nodeClaimName: string, attempt?: string): string {
-  const source = attempt === undefined ? nodeClaimName : `${nodeClaimName}\u0000${attempt}`;
-  return `karpless-${createHash('sha256').update(source).digest('hex').slice(0, 48)}`;
+export function fleetClientToken(
+  nodeClaimName: string,
+  overrides: readonly FleetOverride[] = [],
+  salt?: string,
+): string {
+  const hash = createHash('sha256').update(nodeClaimName).update('\u0000');
+  for (const o of [...overrides].map(canonicalJson).sort()) hash.update(o).update('\u0000');
+  if (salt !== undefined) hash.update(`salt:${salt}`);
+  return `karpless-${hash.digest('hex').slice(0, 48)}`;
+}
+
+/** DefaultTargetCapacityType for a launch: reserved capacity launches as its reservation's market. */
+function targetCapacityType(
+  capacityType: CapacityType,
+  reservation: FleetReservation | undefined,
+): 'spot' | 'on-demand' | 'capacity-block' | 'reserved-capacity' {
+  if (capacityType === 'spot') return 'spot';
+  if (capacityType !== 'reserved') return 'on-demand';
+  if (reservation?.type === 'capacity-block') return 'capacity-block';
+  return reservation?.interruptible ? 'reserved-capacity' : 'on-demand';
+}
+
+/** What a reserved launch's fleet needs to know about its reservations (one market type per fleet). */
+export interface FleetReservation {
+  type: 'default' | 'capacity-block';
+  interruptible?: boolean;
 }
 
 export function buildCreateFleetRequest(args: {
@@ -53,8 +83,10 @@ export function buildCreateFleetRequest(args: {
   tags: Record<string, string>;
   clientToken: string;
   context?: string;
+  /** Reserved launches only. */
+  reservation?: FleetReservation;
 }): CreateFleetCommandInput {
-  const spot = args.capacityType === 'spot';
+  const target = targetCapacityType(args.capacityType, args.reservation);
   const configs = new Map<string, FleetLaunchTemplateConfigRequest>();
   for (const o of args.overrides) {
     let config = configs.get(o.launchTemplateName);
@@ -79,54 +111,49 @@ export function buildCreateFleetRequest(args: {
     Type: 'instant',
     ClientToken: args.clientToken,
     ...(args.context !== undefined ? { Context: args.context } : {}),
-    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: spot ? 'spot' : 'on-demand' },
-    ...(spot
+    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: target },
+    // Capacity blocks take no allocation strategy; interruptible reservations name their type.
+    ...(target === 'spot'
       ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }
-      : { OnDemandOptions: { AllocationStrategy: 'lowest-price' } }),
+      : target === 'on-demand'
+        ? { OnDemandOptions: { AllocationStrategy: 'lowest-price' } }
+        : target === 'reserved-capacity'
+          ? { ReservedCapacityOptions: { ReservationTypes: ['interruptible-capacity-reservation'] } }
+          : {}),
     LaunchTemplateConfigs: [...configs.values()],
     TagSpecifications: (['instance', 'volume', 'fleet'] as const).map((ResourceType) => ({ ResourceType, Tags: tags })),
   };
 }
 
 /**
- * Overrides for one launch: the claim's instance types with a usable offering of the capacity type,
- * cheapest first and at most `max`, each × every zone it is offered in, using that zone's subnet with
- * the most free IPs. Offerings the unavailable-offerings cache holds are left out.
+ * Overrides for one launch: every candidate type (cheapest first, as selectLaunchCandidates left
+ * them) × each of its offerings, in the subnet `subnetFor` picks for the offering's zone; offerings
+ * in a zone without a usable subnet are left out. Only offerings compatible with the claim reach
+ * here, so a zone-pinned claim gets overrides in its zones only.
  */
 export function selectOverrides(args: {
-  instanceTypes: InstanceType[];
-  capacityType: CapacityType;
-  subnetsByZone: Record<string, { id: string; availableIps: number }[]>;
-  templateFor: (type: string) => string;
-  isUnavailable?: (capacityType: CapacityType, instanceType: string, zone: string) => boolean;
-  max?: number;
+  candidates: readonly Candidate[];
+  subnetFor: (zone: string) => { id: string } | undefined;
+  /** The launch template of a type (and, for reserved offerings, of its reservation). */
+  templateFor: (instanceType: string, offering: Offering) => { name: string; amiId?: string } | undefined;
 }): FleetOverride[] {
-  const subnetFor = (zone: string) =>
-    [...(args.subnetsByZone[zone] ?? [])].sort((a, b) => b.availableIps - a.availableIps || (a.id < b.id ? -1 : 1))[0];
-  const usable = args.instanceTypes
-    .map((it, index) => {
-      const offerings = it.offerings
-        .filter(
-          (o) =>
-            o.capacityType === args.capacityType &&
-            o.available &&
-            subnetFor(o.zone) !== undefined &&
-            !args.isUnavailable?.(args.capacityType, it.name, o.zone),
-        )
-        .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0));
-      const cheapest = Math.min(...offerings.map((o) => o.price));
-      return { it, index, offerings, cheapest };
-    })
-    .filter((u) => u.offerings.length > 0)
-    .sort((a, b) => a.cheapest - b.cheapest || a.index - b.index)
-    .slice(0, args.max ?? MAX_INSTANCE_TYPES);
-  return usable.flatMap(({ it, offerings }) =>
-    offerings.map((o) => ({
-      instanceType: it.name,
-      zone: o.zone,
-      subnetId: subnetFor(o.zone)?.id ?? '',
-      price: o.price,
-      launchTemplateName: args.templateFor(it.name),
-    })),
-  );
+  const overrides: FleetOverride[] = [];
+  for (const { instanceType, offerings } of args.candidates) {
+    const sorted = [...offerings].sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0));
+    for (const o of sorted) {
+      const subnet = args.subnetFor(o.zone);
+      const template = args.templateFor(instanceType.name, o);
+      if (!subnet || !template) continue;
+      overrides.push({
+        instanceType: instanceType.name,
+        zone: o.zone,
+        subnetId: subnet.id,
+        ...(template.amiId !== undefined ? { imageId: template.amiId } : {}),
+        price: o.price,
+        launchTemplateName: template.name,
+        ...(o.capacityType === 'reserved' && o.reservationId ? { reservationId: o.reservationId } : {}),
+      });
+    }
+  }
+  return overrides;
 }

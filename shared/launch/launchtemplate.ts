@@ -44,6 +44,23 @@ export interface LaunchTemplateSpec {
   region?: string;
   /** Resolved family; derived from the node class when absent. */
   family?: AMIFamily;
+  /** Reserved launches: the one reservation this template targets (one template per reservation). */
+  reservation?: TemplateReservation;
+  /** From the claim's karpenter.k8s.aws/instance-tenancy requirement; default preferred. */
+  tenancy?: 'default' | 'dedicated';
+  /** The node class's resolved placement group, and the partition the claim requires, if any. */
+  placementGroupId?: string;
+  /** A placement group selected by name only (EC2 accepts the name in the template). */
+  placementGroupName?: string;
+  placementGroupPartition?: number;
+  /** The claim requests eks.amazonaws.com/nip-slots (Nitro Enclaves). */
+  enclave?: boolean;
+}
+
+export interface TemplateReservation {
+  id: string;
+  type: 'default' | 'capacity-block';
+  interruptible?: boolean;
 }
 
 export interface ResolvedAMI {
@@ -111,7 +128,7 @@ function familyOf(spec: LaunchTemplateSpec): AMIFamily | undefined {
 function networkInterfaces(spec: LaunchTemplateSpec): LaunchTemplateInstanceNetworkInterfaceSpecificationRequest[] {
   const nc = spec.nodeClass.spec;
   const groups = [...spec.securityGroupIds];
-  const tracking = nc.connectionTracking && {
+  const trackingFields = nc.connectionTracking && {
     ...(nc.connectionTracking.tcpEstablishedTimeout !== undefined
       ? { TcpEstablishedTimeout: nc.connectionTracking.tcpEstablishedTimeout }
       : {}),
@@ -120,12 +137,13 @@ function networkInterfaces(spec: LaunchTemplateSpec): LaunchTemplateInstanceNetw
       : {}),
     ...(nc.connectionTracking.udpTimeout !== undefined ? { UdpTimeout: nc.connectionTracking.udpTimeout } : {}),
   };
-  const addressing = (ni: LaunchTemplateInstanceNetworkInterfaceSpecificationRequest, primary: boolean) => {
+  // `connectionTracking: {}` sets nothing; EC2 gets no empty specification.
+  const tracking = trackingFields && Object.keys(trackingFields).length > 0 ? trackingFields : undefined;
+  // IPv6 clusters: every addressed interface gets a primary IPv6 address, as upstream's EFA path does.
+  const addressing = (ni: LaunchTemplateInstanceNetworkInterfaceSpecificationRequest) => {
     if (spec.ipv6) {
-      if (primary) {
-        ni.PrimaryIpv6 = true;
-        ni.Ipv6AddressCount = 1;
-      }
+      ni.PrimaryIpv6 = true;
+      ni.Ipv6AddressCount = 1;
       if (nc.ipPrefixCount !== undefined) ni.Ipv6PrefixCount = nc.ipPrefixCount;
     } else if (nc.ipPrefixCount !== undefined) ni.Ipv4PrefixCount = nc.ipPrefixCount;
     if (tracking) ni.ConnectionTrackingSpecification = tracking;
@@ -141,7 +159,7 @@ function networkInterfaces(spec: LaunchTemplateSpec): LaunchTemplateInstanceNetw
         Groups: groups,
       };
       // EFA-only interfaces carry no IP addresses, so no counts, public IP or connection tracking.
-      if (entry.interfaceType !== 'efa-only') addressing(ni, entry.networkCardIndex === 0 && entry.deviceIndex === 0);
+      if (entry.interfaceType !== 'efa-only') addressing(ni);
       return ni;
     });
   } else if (spec.efaCount && spec.efaCount > 0) {
@@ -152,12 +170,12 @@ function networkInterfaces(spec: LaunchTemplateSpec): LaunchTemplateInstanceNetw
         InterfaceType: 'efa',
         Groups: groups,
       };
-      addressing(ni, i === 0);
+      addressing(ni);
       return ni;
     });
   } else {
     const ni: LaunchTemplateInstanceNetworkInterfaceSpecificationRequest = { DeviceIndex: 0, Groups: groups };
-    addressing(ni, true);
+    addressing(ni);
     interfaces = [ni];
   }
   // Only when the user asked (no subnet introspection). EC2 refuses a public IP on an instance with
@@ -200,10 +218,41 @@ function launchTemplateData(spec: LaunchTemplateSpec): RequestLaunchTemplateData
   };
   const bdms = blockDeviceMappings(spec);
   if (bdms) data.BlockDeviceMappings = bdms;
+  Object.assign(data, reservationData(spec), placementData(spec));
+  if (spec.enclave) data.EnclaveOptions = { Enabled: true };
   if (nc.cpuOptions?.nestedVirtualization !== undefined) {
     data.CpuOptions = { NestedVirtualization: nc.cpuOptions.nestedVirtualization };
   }
   return data;
+}
+
+// Spot and on-demand never consume the account's open reservations ("none"); a reserved launch
+// targets exactly its reservation, in the reservation's market.
+function reservationData(spec: LaunchTemplateSpec): Partial<RequestLaunchTemplateData> {
+  const r = spec.capacityType === 'reserved' ? spec.reservation : undefined;
+  if (!r) return { CapacityReservationSpecification: { CapacityReservationPreference: 'none' } };
+  const market =
+    r.type === 'capacity-block' ? 'capacity-block' : r.interruptible ? 'interruptible-capacity-reservation' : undefined;
+  return {
+    CapacityReservationSpecification: {
+      CapacityReservationPreference: 'capacity-reservations-only',
+      CapacityReservationTarget: { CapacityReservationId: r.id },
+    },
+    ...(market ? { InstanceMarketOptions: { MarketType: market } } : {}),
+  };
+}
+
+function placementData(spec: LaunchTemplateSpec): Partial<RequestLaunchTemplateData> {
+  return {
+    Placement: {
+      Tenancy: spec.tenancy ?? 'default',
+      ...(spec.placementGroupId !== undefined ? { GroupId: spec.placementGroupId } : {}),
+      ...(spec.placementGroupId === undefined && spec.placementGroupName !== undefined
+        ? { GroupName: spec.placementGroupName }
+        : {}),
+      ...(spec.placementGroupPartition !== undefined ? { PartitionNumber: spec.placementGroupPartition } : {}),
+    },
+  };
 }
 
 /** JSON with object keys sorted, so equal inputs hash equally whatever their key order. */
@@ -320,6 +369,13 @@ export interface ResolveLaunchTemplatesArgs {
   /** The claim requests vpc.amazonaws.com/efa. */
   efa?: boolean;
   region?: string;
+  /** Template fields that come from the claim or its offering rather than the instance type. */
+  reservation?: TemplateReservation;
+  tenancy?: 'default' | 'dedicated';
+  placementGroupId?: string;
+  placementGroupName?: string;
+  placementGroupPartition?: number;
+  enclave?: boolean;
 }
 
 /** The kubelet settings a template's userData gets: maxPods always set, clusterDNS defaulted. */
@@ -383,6 +439,14 @@ export function resolveLaunchTemplates(
         ...(efaCount > 0 ? { efaCount } : {}),
         ...(args.region !== undefined ? { region: args.region } : {}),
         ...(family !== undefined ? { family } : {}),
+        ...(args.reservation !== undefined ? { reservation: args.reservation } : {}),
+        ...(args.tenancy !== undefined ? { tenancy: args.tenancy } : {}),
+        ...(args.placementGroupId !== undefined ? { placementGroupId: args.placementGroupId } : {}),
+        ...(args.placementGroupName !== undefined ? { placementGroupName: args.placementGroupName } : {}),
+        ...(args.placementGroupPartition !== undefined
+          ? { placementGroupPartition: args.placementGroupPartition }
+          : {}),
+        ...(args.enclave ? { enclave: true } : {}),
       };
       group = { spec, instanceTypes: [] };
       groups.set(key, group);

@@ -33,10 +33,15 @@ export function launchTags(args: LaunchTagArgs): Record<string, string> {
   return overlay(staticTags(args), args.nodeClass.spec.tags);
 }
 
-/** launchTags + karpenter.sh/nodeclaim + Name (= the NodeClaim name); spec.tags override none of them. */
+/**
+ * launchTags + karpenter.sh/nodeclaim (which spec.tags cannot override) + Name. Name defaults to the
+ * NodeClaim name, but a Name in spec.tags wins: Karpenter's tagging controller only adds a missing
+ * Name, so a user's value is what their instances carry upstream too.
+ */
 export function instanceTags(args: LaunchTagArgs & { nodeClaimName: string }): Record<string, string> {
+  const userName = args.nodeClass.spec.tags?.Name;
   return overlay(
-    { ...staticTags(args), 'karpenter.sh/nodeclaim': args.nodeClaimName, Name: args.nodeClaimName },
+    { ...staticTags(args), 'karpenter.sh/nodeclaim': args.nodeClaimName, Name: userName ?? args.nodeClaimName },
     args.nodeClass.spec.tags,
   );
 }

@@ -1,6 +1,7 @@
 // AMIs selected by an EC2NodeClass (AWS pkg/providers/amifamily/ami.go): an alias goes through the
 // public SSM parameters for the cluster's Kubernetes version (alias.ts); other terms go through
-// DescribeImages. One AMI is kept per requirement set, newest first.
+// DescribeImages (state=available, deprecated included). One AMI is kept per requirement set,
+// current before deprecated, then newest first.
 
 import type { DescribeImagesCommandInput, Filter, Image } from '@aws-sdk/client-ec2';
 import { aliasParameters, archLabel, WINDOWS_BUILDS } from '../amifamily/alias';
@@ -23,8 +24,6 @@ export const CUSTOM_SSM_CACHE_TTL_MS = 5 * 60 * 1000;
 
 interface ImageQuery {
   input: DescribeImagesCommandInput;
-  /** Pinned queries (ids, SSM) may return deprecated AMIs; searches by name/tags/owner may not. */
-  pinned: boolean;
   /** Alias queries: image id → the requirement sets of the variants whose parameter named it. */
   variants?: Map<string, NodeSelectorRequirementWithMinValues[][]>;
 }
@@ -69,8 +68,8 @@ export class AMIProvider {
     for (const query of queries) {
       for (const image of await this.describe(query.input)) {
         if (!image.ImageId) continue;
+        // Deprecated AMIs stay usable (a term may match nothing else) but rank after current ones.
         const deprecated = image.DeprecationTime !== undefined && Date.parse(image.DeprecationTime) <= now;
-        if (deprecated && !query.pinned) continue;
         const own = imageRequirements(image, family);
         const sets = query.variants ? (query.variants.get(image.ImageId) ?? []) : own ? [own] : [];
         for (const requirements of sets) {
@@ -88,7 +87,10 @@ export class AMIProvider {
       }
     }
     return [...best.values()].sort(
-      (a, b) => (b.creationDate ?? '').localeCompare(a.creationDate ?? '') || a.id.localeCompare(b.id),
+      (a, b) =>
+        Number(Boolean(a.deprecated)) - Number(Boolean(b.deprecated)) ||
+        (b.creationDate ?? '').localeCompare(a.creationDate ?? '') ||
+        a.id.localeCompare(b.id),
     );
   }
 
@@ -102,13 +104,7 @@ export class AMIProvider {
         if (id?.startsWith('ami-')) variants.set(id, [...(variants.get(id) ?? []), param.requirements]);
       }
       if (variants.size === 0) return [];
-      return [
-        {
-          input: { Filters: [{ Name: 'image-id', Values: [...variants.keys()] }], IncludeDeprecated: true },
-          pinned: true,
-          variants,
-        },
-      ];
+      return [{ input: idQuery([...variants.keys()]), variants }];
     }
     const pinnedIds: string[] = terms.flatMap((t) => (t.id ? [t.id] : []));
     for (const term of terms) {
@@ -118,14 +114,11 @@ export class AMIProvider {
     }
     const queries: ImageQuery[] = [];
     if (pinnedIds.length > 0) {
-      queries.push({
-        input: { Filters: [{ Name: 'image-id', Values: [...new Set(pinnedIds)] }], IncludeDeprecated: true },
-        pinned: true,
-      });
+      queries.push({ input: idQuery([...new Set(pinnedIds)]) });
     }
     for (const term of terms) {
       const search = searchQuery(term);
-      if (search) queries.push({ input: search, pinned: false });
+      if (search) queries.push({ input: search });
     }
     return queries;
   }
@@ -165,6 +158,17 @@ export class AMIProvider {
   }
 }
 
+// Every query asks for available images, deprecated ones included (ranked last by resolve).
+function idQuery(ids: string[]): DescribeImagesCommandInput {
+  return {
+    Filters: [
+      { Name: 'state', Values: ['available'] },
+      { Name: 'image-id', Values: ids },
+    ],
+    IncludeDeprecated: true,
+  };
+}
+
 /** DescribeImages input for a name/tags/owner term; undefined for id/alias/ssmParameter terms. */
 export function searchQuery(term: AMISelectorTerm): DescribeImagesCommandInput | undefined {
   if (term.id || term.alias || term.ssmParameter) return undefined;
@@ -173,7 +177,7 @@ export function searchQuery(term: AMISelectorTerm): DescribeImagesCommandInput |
   if (term.name) filters.push({ Name: 'name', Values: [term.name] });
   filters.push(...tagFilters(term.tags));
   const owners = term.owner ? [term.owner] : term.name ? ['self', 'amazon'] : undefined;
-  return { Filters: filters, ...(owners ? { Owners: owners } : {}) };
+  return { Filters: filters, ...(owners ? { Owners: owners } : {}), IncludeDeprecated: true };
 }
 
 /** Requirements of an AMI found by id/name/tags: its architecture, and Windows OS/build for Windows families. */

@@ -236,11 +236,18 @@ export class DynamoStateStore implements FullStateStore {
     await this.call('marking', key, () => this.dynamo.putItem({ TableName: this.tableName, Item: item }));
   }
 
+  async markScopeUnavailable(scope: string, reason: string, ttlMs: number): Promise<void> {
+    const key = { pk: STATE_ITEM.unavailableOfferings, sk: `scope#${scope}` };
+    const item: Item = { ...keyOf(key), scope: s(scope), reason: s(reason), ...expiry(this.clock() + ttlMs) };
+    await this.call('marking', key, () => this.dynamo.putItem({ TableName: this.tableName, Item: item }));
+  }
+
   async unavailableOfferings(): Promise<UnavailableOfferingRecord[]> {
     const now = this.clock();
     return (await this.queryPartition(STATE_ITEM.unavailableOfferings))
       .filter((item) => num(item, 'expiresAtMs') > now)
       .map((item) => ({
+        ...(item.scope ? { scope: str(item, 'scope') } : {}),
         capacityType: str(item, 'capacityType') as CapacityType,
         instanceType: str(item, 'instanceType'),
         zone: str(item, 'zone'),

@@ -1,6 +1,10 @@
 // The instance profile an EC2NodeClass with spec.role launches with (AWS pkg/providers/instanceprofile):
-// a deterministic name per cluster, region and node class, created once with Karpenter's tags so the
-// published IAM conditions match, holding exactly the node role. spec.instanceProfile is used as is.
+// a deterministic name per cluster, region and node class, created with Karpenter's tags so the
+// published IAM conditions match. A profile's role is never swapped: running nodes hold credentials
+// through it. When spec.role changes, a new profile `<cluster>_<hash(region, nodeclass, role)>` takes
+// the new role and the old one stays with its nodes (garbage collection removes it once unused).
+// Upstream names the new profile with a random UUID and remembers it; the role in the hash gives
+// the same name on every invocation without state. spec.instanceProfile is used as is.
 
 import { createHash } from 'node:crypto';
 import type { EC2NodeClass } from '../apis/v1/types';
@@ -16,9 +20,13 @@ export interface InstanceProfileContext {
   clusterArn?: string;
 }
 
-/** The legacy (v1.0) deterministic form: `<cluster>_<hash(region, nodeclass)>`, stable across runs. */
-export function instanceProfileName(clusterName: string, region: string, nodeClassName: string): string {
-  const digest = createHash('sha256').update(`${region}\u0000${nodeClassName}`).digest();
+/**
+ * `<cluster>_<hash(region, nodeclass)>` (upstream's legacy v1.0 form), the node class's first profile;
+ * with `role`, the profile for that role once the first one holds another.
+ */
+export function instanceProfileName(clusterName: string, region: string, nodeClassName: string, role?: string): string {
+  const source = `${region}\u0000${nodeClassName}${role === undefined ? '' : `\u0000${roleName(role)}`}`;
+  const digest = createHash('sha256').update(source).digest();
   return `${clusterName}_${digest.readBigUInt64BE(0).toString()}`;
 }
 
@@ -66,22 +74,24 @@ export class InstanceProfileProvider {
 
   /** Reads the profile the node class launches with; read-only, for `karpless status`. */
   async inspect(nodeClass: EC2NodeClass): Promise<InstanceProfileState> {
-    const managed = !nodeClass.spec.instanceProfile;
-    if (managed && !this.context.clusterName) {
+    const given = nodeClass.spec.instanceProfile;
+    if (!given && !this.context.clusterName) {
       throw new InstanceProfileError('the managed instance profile name includes the cluster name, which is not known');
     }
-    const name =
-      nodeClass.spec.instanceProfile ??
-      instanceProfileName(this.context.clusterName, this.context.region, nodeClass.metadata.name);
-    try {
-      const out = await this.iam.getInstanceProfile({ InstanceProfileName: name });
-      const roles = (out.InstanceProfile?.Roles ?? []).map((r) => r.RoleName ?? '').filter(Boolean);
-      const role = nodeClass.spec.role ? roleName(nodeClass.spec.role) : undefined;
-      return { name, exists: true, managed, roles, hasRole: role ? roles.includes(role) : roles.length > 0 };
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      return { name, exists: false, managed, roles: [], hasRole: false };
-    }
+    const role = nodeClass.spec.role ? roleName(nodeClass.spec.role) : undefined;
+    const state = (name: string, roles: string[] | undefined): InstanceProfileState => ({
+      name,
+      exists: roles !== undefined,
+      managed: !given,
+      roles: roles ?? [],
+      hasRole: roles === undefined ? false : role ? roles.includes(role) : roles.length > 0,
+    });
+    if (given) return state(given, await this.roles(given));
+    const first = instanceProfileName(this.context.clusterName, this.context.region, nodeClass.metadata.name);
+    const roles = await this.roles(first);
+    if (!role || roles === undefined || roles.length === 0 || roles.includes(role)) return state(first, roles);
+    const next = instanceProfileName(this.context.clusterName, this.context.region, nodeClass.metadata.name, role);
+    return state(next, await this.roles(next));
   }
 
   /** The profile name for status.instanceProfile, creating or repairing the managed profile. */
@@ -95,29 +105,45 @@ export class InstanceProfileProvider {
       );
     }
     const { clusterName, region } = this.context;
-    const name = instanceProfileName(clusterName, region, nodeClass.metadata.name);
     const wanted = roleName(role);
-    let roles: string[];
-    try {
-      const out = await this.iam.getInstanceProfile({ InstanceProfileName: name });
-      roles = (out.InstanceProfile?.Roles ?? []).map((r) => r.RoleName ?? '').filter(Boolean);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
+    const first = instanceProfileName(clusterName, region, nodeClass.metadata.name);
+    const firstRoles = await this.roles(first);
+    // The first profile serves while it holds this role (or none yet); another role means nodes
+    // launched before the change still use it, so the new role gets its own profile.
+    const name =
+      firstRoles === undefined || firstRoles.length === 0 || firstRoles.includes(wanted)
+        ? first
+        : instanceProfileName(clusterName, region, nodeClass.metadata.name, wanted);
+    let roles = name === first ? firstRoles : await this.roles(name);
+    if (roles === undefined) {
       await this.create(name, nodeClass);
       roles = [];
     }
+    if (roles.includes(wanted)) return name;
+    if (roles.length > 0) {
+      throw new InstanceProfileError(
+        `EC2NodeClass/${nodeClass.metadata.name}: spec.role: instance profile ${name} holds role ${roles.join(', ')} instead of ${wanted}; it was changed outside karpless, so remove that role from it (nodes using it lose their credentials) or delete the profile`,
+      );
+    }
     try {
-      for (const other of roles.filter((r) => r !== wanted)) {
-        await this.iam.removeRoleFromInstanceProfile({ InstanceProfileName: name, RoleName: other });
-      }
-      if (!roles.includes(wanted))
-        await this.iam.addRoleToInstanceProfile({ InstanceProfileName: name, RoleName: wanted });
+      await this.iam.addRoleToInstanceProfile({ InstanceProfileName: name, RoleName: wanted });
     } catch (error) {
       throw new InstanceProfileError(
         `EC2NodeClass/${nodeClass.metadata.name}: spec.role: cannot add role ${wanted} to instance profile ${name} (${errorCode(error) ?? 'error'}: ${error instanceof Error ? error.message : String(error)}); check that the role exists`,
       );
     }
     return name;
+  }
+
+  /** The profile's roles; undefined when it does not exist. */
+  private async roles(name: string): Promise<string[] | undefined> {
+    try {
+      const out = await this.iam.getInstanceProfile({ InstanceProfileName: name });
+      return (out.InstanceProfile?.Roles ?? []).map((r) => r.RoleName ?? '').filter(Boolean);
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 
   private async create(name: string, nodeClass: EC2NodeClass): Promise<void> {

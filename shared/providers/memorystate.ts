@@ -84,6 +84,17 @@ export class InMemoryStateStore implements FullStateStore {
     });
   }
 
+  async markScopeUnavailable(scope: string, reason: string, ttlMs: number): Promise<void> {
+    this.unavailable.set(`scope#${scope}`, {
+      scope,
+      capacityType: '' as CapacityType,
+      instanceType: '',
+      zone: '',
+      reason,
+      expiresAt: this.clock() + ttlMs,
+    });
+  }
+
   async unavailableOfferings(): Promise<UnavailableOfferingRecord[]> {
     return [...this.unavailable.entries()]
       .filter(([, record]) => this.live(record))

@@ -77,6 +77,12 @@ export interface StateStore {
 
 /** One entry of the unavailable-offerings (ICE) cache. */
 export interface UnavailableOfferingRecord {
+  /**
+   * Set on an entry that covers a whole scope (a capacity type, a subnet, a reservation: see
+   * scopeKey in unavailableofferings.ts) instead of one offering; capacityType, instanceType and
+   * zone are then empty.
+   */
+  scope?: string;
   capacityType: CapacityType;
   instanceType: string;
   zone: string;
@@ -90,8 +96,10 @@ export interface UnavailableOfferingRecord {
  * test fakes) written against StateStore alone keep compiling.
  */
 export interface StateLedgers {
-  /** Every live entry of the ICE cache: one read instead of one per offering. */
+  /** Every live entry of the ICE cache, offerings and scopes: one read instead of one per offering. */
   unavailableOfferings(): Promise<UnavailableOfferingRecord[]>;
+  /** Marks a whole scope (scopeKey) unavailable for `ttlMs`. */
+  markScopeUnavailable(scope: string, reason: string, ttlMs: number): Promise<void>;
   /**
    * Takes one of `limit` slots of a disruption budget (`budgetKey`, e.g. a budget's index or
    * reason) of `nodePool` for `nodeName`, for `ttlMs`; true when the node holds a slot afterwards

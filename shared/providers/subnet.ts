@@ -61,3 +61,38 @@ export function subnetsByZone(subnets: readonly Subnet[]): Record<string, { id: 
   }
   return out;
 }
+
+/** Karpenter's available-IP cache TTL: a subnet listing older than this is refreshed anyway. */
+export const INFLIGHT_IPS_TTL_MS = 5 * 60 * 1000;
+
+/**
+ * IPs that launches of this process have taken from each subnet since its free count was listed
+ * (subnet.UpdateInflightIPs): the next launch prefers the subnet with the most addresses really
+ * left, instead of piling onto the one DescribeSubnets last reported emptiest-looking-full. Entries
+ * expire with the subnet listing they correct.
+ */
+export class InflightIPs {
+  private readonly taken = new Map<string, { ips: number; until: number }>();
+
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly ttlMs = INFLIGHT_IPS_TTL_MS,
+  ) {}
+
+  add(subnetId: string, ips: number): void {
+    const now = this.clock();
+    const current = this.taken.get(subnetId);
+    const base = current && current.until > now ? current.ips : 0;
+    this.taken.set(subnetId, { ips: base + ips, until: now + this.ttlMs });
+  }
+
+  get(subnetId: string): number {
+    const entry = this.taken.get(subnetId);
+    if (!entry) return 0;
+    if (entry.until <= this.clock()) {
+      this.taken.delete(subnetId);
+      return 0;
+    }
+    return entry.ips;
+  }
+}

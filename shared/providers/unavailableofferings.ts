@@ -10,9 +10,33 @@ import type { StateLedgers, StateStore } from './state';
 
 export const UNAVAILABLE_OFFERINGS_TTL_MS = 3 * 60 * 1000;
 
+/**
+ * What runs out beyond one offering: a whole capacity type (spot without its service-linked role),
+ * a subnet without free addresses, a reservation that is used up. Reserved launches mark the
+ * reservation, never the offering, since other reservations may serve the same type and zone.
+ */
+export type UnavailableScope =
+  | { kind: 'capacity-type'; capacityType: CapacityType }
+  | { kind: 'subnet'; subnetId: string }
+  | { kind: 'reservation'; reservationId: string };
+
+/** The cache key of a scope ("capacity-type:spot", "subnet:subnet-1", "reservation:cr-1"). */
+export function scopeKey(scope: UnavailableScope): string {
+  switch (scope.kind) {
+    case 'capacity-type':
+      return `capacity-type:${scope.capacityType}`;
+    case 'subnet':
+      return `subnet:${scope.subnetId}`;
+    case 'reservation':
+      return `reservation:${scope.reservationId}`;
+  }
+}
+
 export interface UnavailableOfferings {
   isUnavailable(capacityType: CapacityType, instanceType: string, zone: string): boolean | Promise<boolean>;
   markUnavailable(capacityType: CapacityType, instanceType: string, zone: string, reason: string): void | Promise<void>;
+  isScopeUnavailable(scope: UnavailableScope): boolean | Promise<boolean>;
+  markScopeUnavailable(scope: UnavailableScope, reason: string): void | Promise<void>;
 }
 
 export class InMemoryUnavailableOfferings implements UnavailableOfferings {
@@ -24,7 +48,22 @@ export class InMemoryUnavailableOfferings implements UnavailableOfferings {
   ) {}
 
   isUnavailable(capacityType: CapacityType, instanceType: string, zone: string): boolean {
-    const key = offeringKey(capacityType, instanceType, zone);
+    return this.has(offeringKey(capacityType, instanceType, zone));
+  }
+
+  markUnavailable(capacityType: CapacityType, instanceType: string, zone: string, reason: string): void {
+    this.entries.set(offeringKey(capacityType, instanceType, zone), { until: this.clock() + this.ttlMs, reason });
+  }
+
+  isScopeUnavailable(scope: UnavailableScope): boolean {
+    return this.has(scopeKey(scope));
+  }
+
+  markScopeUnavailable(scope: UnavailableScope, reason: string): void {
+    this.entries.set(scopeKey(scope), { until: this.clock() + this.ttlMs, reason });
+  }
+
+  private has(key: string): boolean {
     const entry = this.entries.get(key);
     if (!entry) return false;
     if (entry.until <= this.clock()) {
@@ -32,10 +71,6 @@ export class InMemoryUnavailableOfferings implements UnavailableOfferings {
       return false;
     }
     return true;
-  }
-
-  markUnavailable(capacityType: CapacityType, instanceType: string, zone: string, reason: string): void {
-    this.entries.set(offeringKey(capacityType, instanceType, zone), { until: this.clock() + this.ttlMs, reason });
   }
 
   /** Offering key → reason, for diagnostics (`karpless status -o wide`, logs). */
@@ -67,7 +102,8 @@ export class StateUnavailableOfferings implements UnavailableOfferings {
   private readonly refreshMs: number;
 
   constructor(
-    private readonly store: Pick<StateStore, 'markOfferingUnavailable'> & Pick<StateLedgers, 'unavailableOfferings'>,
+    private readonly store: Pick<StateStore, 'markOfferingUnavailable'> &
+      Pick<StateLedgers, 'unavailableOfferings' | 'markScopeUnavailable'>,
     private readonly clock: Clock,
     options: StateUnavailableOfferingsOptions = {},
   ) {
@@ -80,15 +116,32 @@ export class StateUnavailableOfferings implements UnavailableOfferings {
     const records = await this.store.unavailableOfferings();
     const entries = new Map<string, { until: number; reason: string }>();
     for (const r of records) {
-      entries.set(offeringKey(r.capacityType, r.instanceType, r.zone), { until: r.expiresAt, reason: r.reason });
+      const key = r.scope ?? offeringKey(r.capacityType, r.instanceType, r.zone);
+      entries.set(key, { until: r.expiresAt, reason: r.reason });
     }
     this.entries = entries;
     this.loadedAt = this.clock();
   }
 
   async isUnavailable(capacityType: CapacityType, instanceType: string, zone: string): Promise<boolean> {
-    if (this.loadedAt === undefined || this.clock() - this.loadedAt >= this.refreshMs) await this.refresh();
+    await this.refreshIfStale();
     return this.has(capacityType, instanceType, zone);
+  }
+
+  async isScopeUnavailable(scope: UnavailableScope): Promise<boolean> {
+    await this.refreshIfStale();
+    const entry = this.entries.get(scopeKey(scope));
+    return entry !== undefined && entry.until > this.clock();
+  }
+
+  async markScopeUnavailable(scope: UnavailableScope, reason: string): Promise<void> {
+    const key = scopeKey(scope);
+    this.entries.set(key, { until: this.clock() + this.ttlMs, reason });
+    await this.store.markScopeUnavailable(key, reason, this.ttlMs);
+  }
+
+  private async refreshIfStale(): Promise<void> {
+    if (this.loadedAt === undefined || this.clock() - this.loadedAt >= this.refreshMs) await this.refresh();
   }
 
   /**

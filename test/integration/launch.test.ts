@@ -1,6 +1,7 @@
 // The whole launch path against moto: resolve the node class, build and ensure launch templates,
 // CreateFleet with fallback, tags, idempotency and throttling.
 
+import type { CreateFleetCommandInput } from '@aws-sdk/client-ec2';
 import {
   DescribeInstancesCommand,
   DescribeLaunchTemplatesCommand,
@@ -23,7 +24,9 @@ import { ec2Api, eksApi, iamApi, ssmApi } from '../../shared/providers/ports';
 import { SecurityGroupProvider } from '../../shared/providers/securitygroup';
 import { SubnetProvider } from '../../shared/providers/subnet';
 import { InMemoryUnavailableOfferings } from '../../shared/providers/unavailableofferings';
+import { solve } from '../../shared/scheduling';
 import { fakeClock } from '../providers/fakes';
+import { pods } from '../scheduling/helpers';
 import {
   createCluster,
   createFleetErrorBody,
@@ -148,6 +151,7 @@ function claim(env: Environment, name: string): LaunchRequest {
     nodePool,
     nodeClass: env.resolution.nodeClass,
     instanceTypes: env.instanceTypes,
+    requirements: nodePool.spec.template.spec.requirements,
     capacityType: 'on-demand',
     labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.k8s.aws/ec2nodeclass': 'default', team: 'platform' },
   };
@@ -294,9 +298,89 @@ describe('launch on moto', () => {
     }
   });
 
+  it('launches every claim of a zone-pinned plan only in its zone', async () => {
+    // The node pool taints its nodes dedicated=platform.
+    const tolerations = [
+      { key: 'dedicated', operator: 'Equal' as const, value: 'platform', effect: 'NoSchedule' as const },
+    ];
+    const planned = solve({
+      pods: [
+        ...pods('web-b', 2, {
+          cpu: '500m',
+          tolerations,
+          nodeSelector: { 'topology.kubernetes.io/zone': 'us-west-2b' },
+        }),
+        ...pods('web-a', 2, {
+          cpu: '500m',
+          tolerations,
+          affinity: {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [
+                  {
+                    matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2a'] }],
+                  },
+                ],
+              },
+            },
+          },
+        }),
+      ],
+      nodePools: [nodePool],
+      instanceTypes: { general: env.instanceTypes },
+    });
+    expect(planned.unschedulable).toEqual([]);
+    expect(planned.nodeClaims.map((c) => c.offering.zone).sort()).toEqual(['us-west-2a', 'us-west-2b']);
+
+    const ec2 = ec2Api(env.account.ec2);
+    const fleets: CreateFleetCommandInput[] = [];
+    const recording = {
+      ...ec2,
+      createFleet: (input: CreateFleetCommandInput) => {
+        fleets.push(input);
+        return ec2.createFleet(input);
+      },
+    };
+    const l = new InstanceLauncher({
+      ec2: recording,
+      launchTemplates: new LaunchTemplateProvider(ec2),
+      unavailable: new InMemoryUnavailableOfferings(Date.now),
+      clusterName: CLUSTER,
+      region: REGION,
+    });
+    for (const [i, c] of planned.nodeClaims.entries()) {
+      const zone = c.offering.zone;
+      const name = `general-pinned-${i}`;
+      const result = await l.launch(
+        {
+          nodeClaimName: name,
+          nodePool,
+          nodeClass: env.resolution.nodeClass,
+          instanceTypes: c.instanceTypes,
+          requirements: c.requirements,
+          labels: { 'karpenter.sh/nodepool': 'general', team: 'platform' },
+        },
+        env.resolved,
+      );
+      const fleet = fleets.at(-1);
+      const zones = new Set(
+        (fleet?.LaunchTemplateConfigs ?? []).flatMap((cfg) => (cfg.Overrides ?? []).map((o) => o.AvailabilityZone)),
+      );
+      expect([...zones]).toEqual([zone]);
+      expect(result.zone).toBe(zone);
+      const [instance] = await instancesOfClaim(env.account, name);
+      expect(instance?.Placement?.AvailabilityZone).toBe(zone);
+    }
+  });
+
   it('launches spot with a spot-instances-request tag specification in the template', async () => {
     const { launcher: l } = launcher(env.account);
-    const request: LaunchRequest = { ...claim(env, 'general-spot'), capacityType: 'spot' };
+    // Both allowed and no pin: the launch prefers spot, as Karpenter does.
+    const { capacityType: _pinned, ...rest } = claim(env, 'general-spot');
+    const request: LaunchRequest = {
+      ...rest,
+      requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }],
+    };
     const result = await l.launch(request, env.resolved);
     expect(result).toMatchObject({ capacityType: 'spot', existing: false });
     const [instance] = await instancesOfClaim(env.account, 'general-spot');
@@ -367,6 +451,64 @@ describe('launch on moto', () => {
     ]);
     clock.advance(3 * 60 * 1000);
     expect(unavailable.snapshot()).toEqual({});
+    expect(unavailable.isUnavailable('on-demand', 'c5.large', 'us-west-2a')).toBe(false);
+  });
+
+  it('falls back to on-demand and blocks spot when the spot service-linked role cannot be created', async () => {
+    const clock = fakeClock(Date.now());
+    const { launcher: l, unavailable } = launcher(env.account, { clock });
+    await injectFault(env.account, {
+      action: 'CreateFleet',
+      // The claim's first request, the spot one.
+      contains: 'general-slr',
+      status: 200,
+      body: createFleetErrorBody([
+        {
+          instanceType: 'c5.large',
+          zone: 'us-west-2a',
+          code: 'AuthFailure.ServiceLinkedRoleCreationNotPermitted',
+          message:
+            'The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances.',
+        },
+      ]),
+      times: 1,
+    });
+    const { capacityType: _pinned, ...rest } = claim(env, 'general-slr');
+    const result = await l.launch(
+      { ...rest, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }] },
+      env.resolved,
+    );
+    expect(result).toMatchObject({ capacityType: 'on-demand', existing: false });
+    const [instance] = await instancesOfClaim(env.account, 'general-slr');
+    expect(instance?.InstanceLifecycle).toBeUndefined();
+    expect(unavailable.isScopeUnavailable({ kind: 'capacity-type', capacityType: 'spot' })).toBe(true);
+    clock.advance(3 * 60 * 1000);
+    expect(unavailable.isScopeUnavailable({ kind: 'capacity-type', capacityType: 'spot' })).toBe(false);
+  });
+
+  it('leaves a subnet without free addresses out for 3 minutes and launches in another', async () => {
+    const { launcher: l, unavailable } = launcher(env.account);
+    const full = env.resolved.subnets.find((s) => s.zone === 'us-west-2a');
+    if (!full) throw new Error('no subnet in us-west-2a');
+    await injectFault(env.account, {
+      action: 'CreateFleet',
+      contains: 'general-full-subnet',
+      status: 200,
+      body: createFleetErrorBody([
+        {
+          instanceType: 'c5.large',
+          zone: 'us-west-2a',
+          subnetId: full.id,
+          code: 'InsufficientFreeAddressesInSubnet',
+          message: 'There are not enough free addresses in subnet to satisfy the requested number of instances.',
+        },
+      ]),
+      times: 1,
+    });
+    const result = await l.launch(claim(env, 'general-full-subnet'), env.resolved);
+    expect(result.zone).toBe('us-west-2b');
+    expect(unavailable.isScopeUnavailable({ kind: 'subnet', subnetId: full.id })).toBe(true);
+    // The offering itself did not run out.
     expect(unavailable.isUnavailable('on-demand', 'c5.large', 'us-west-2a')).toBe(false);
   });
 

@@ -8,40 +8,38 @@ import {
 } from '../../shared/launch/fleet';
 import { instanceType } from './fixtures';
 
-const subnetsByZone = {
-  'us-east-1a': [
-    { id: 'subnet-a1', availableIps: 10 },
-    { id: 'subnet-a2', availableIps: 200 },
-  ],
-  'us-east-1b': [{ id: 'subnet-b1', availableIps: 50 }],
+const subnets: Record<string, { id: string }> = {
+  'us-east-1a': { id: 'subnet-a2' },
+  'us-east-1b': { id: 'subnet-b1' },
 };
 
 describe('selectOverrides', () => {
-  const types = [
-    instanceType('m5.large', [
-      { zone: 'us-east-1a', price: 0.096 },
-      { zone: 'us-east-1b', price: 0.096 },
-      { zone: 'us-east-1a', capacityType: 'spot', price: 0.04 },
-    ]),
-    instanceType('c5.large', [
-      { zone: 'us-east-1b', price: 0.085 },
-      { zone: 'us-east-1c', price: 0.085 },
-      { zone: 'us-east-1a', price: 0.085, available: false },
-    ]),
+  const candidates = [
+    {
+      instanceType: instanceType('c5.large', []),
+      offerings: [
+        { zone: 'us-east-1c', capacityType: 'on-demand' as const, price: 0.085, available: true },
+        { zone: 'us-east-1b', capacityType: 'on-demand' as const, price: 0.085, available: true },
+      ],
+    },
+    {
+      instanceType: instanceType('m5.large', []),
+      offerings: [{ zone: 'us-east-1a', capacityType: 'on-demand' as const, price: 0.096, available: true }],
+    },
   ];
 
-  it('pairs the cheapest types with the subnet with most free IPs in each offered zone', () => {
+  it('pairs each candidate offering with its zone subnet and template, in candidate order', () => {
     const overrides = selectOverrides({
-      instanceTypes: types,
-      capacityType: 'on-demand',
-      subnetsByZone,
-      templateFor: (t) => `lt-${t}`,
+      candidates,
+      subnetFor: (zone) => subnets[zone],
+      templateFor: (t) => ({ name: `lt-${t}`, amiId: 'ami-1' }),
     });
     expect(overrides).toEqual([
       {
         instanceType: 'c5.large',
         zone: 'us-east-1b',
         subnetId: 'subnet-b1',
+        imageId: 'ami-1',
         price: 0.085,
         launchTemplateName: 'lt-c5.large',
       },
@@ -49,61 +47,43 @@ describe('selectOverrides', () => {
         instanceType: 'm5.large',
         zone: 'us-east-1a',
         subnetId: 'subnet-a2',
-        price: 0.096,
-        launchTemplateName: 'lt-m5.large',
-      },
-      {
-        instanceType: 'm5.large',
-        zone: 'us-east-1b',
-        subnetId: 'subnet-b1',
+        imageId: 'ami-1',
         price: 0.096,
         launchTemplateName: 'lt-m5.large',
       },
     ]);
   });
 
-  it('keeps only offerings of the capacity type', () => {
+  it('carries the reservation of a reserved offering', () => {
     const overrides = selectOverrides({
-      instanceTypes: types,
-      capacityType: 'spot',
-      subnetsByZone,
-      templateFor: () => 'lt',
+      candidates: [
+        {
+          instanceType: instanceType('p5.48xlarge', []),
+          offerings: [
+            {
+              zone: 'us-east-1a',
+              capacityType: 'reserved',
+              price: 0.001,
+              available: true,
+              reservationId: 'cr-1',
+              reservationType: 'default',
+            },
+          ],
+        },
+      ],
+      subnetFor: (zone) => subnets[zone],
+      templateFor: (_t, o) => ({ name: `lt-${o.reservationId}` }),
     });
-    expect(overrides.map((o) => `${o.instanceType}/${o.zone}`)).toEqual(['m5.large/us-east-1a']);
-  });
-
-  it('drops offerings the unavailable-offerings cache holds', () => {
-    const unavailable = new Set([offeringKey('on-demand', 'c5.large', 'us-east-1b')]);
-    const overrides = selectOverrides({
-      instanceTypes: types,
-      capacityType: 'on-demand',
-      subnetsByZone,
-      templateFor: () => 'lt',
-      isUnavailable: (ct, t, z) => unavailable.has(offeringKey(ct, t, z)),
-    });
-    expect(overrides.map((o) => o.instanceType)).toEqual(['m5.large', 'm5.large']);
-  });
-
-  it('caps the instance types at 60, cheapest first', () => {
-    const many = Array.from({ length: 80 }, (_, i) => instanceType(`t${i}.large`, [{ price: 1 + (79 - i) / 100 }]));
-    const overrides = selectOverrides({
-      instanceTypes: many,
-      capacityType: 'on-demand',
-      subnetsByZone,
-      templateFor: () => 'lt',
-    });
-    expect(overrides).toHaveLength(60);
-    expect(overrides[0]?.instanceType).toBe('t79.large');
-    expect(overrides.map((o) => o.instanceType)).not.toContain('t0.large');
-    expect(
-      selectOverrides({
-        instanceTypes: many,
-        capacityType: 'on-demand',
-        subnetsByZone,
-        templateFor: () => 'lt',
-        max: 5,
-      }),
-    ).toHaveLength(5);
+    expect(overrides).toEqual([
+      {
+        instanceType: 'p5.48xlarge',
+        zone: 'us-east-1a',
+        subnetId: 'subnet-a2',
+        price: 0.001,
+        launchTemplateName: 'lt-cr-1',
+        reservationId: 'cr-1',
+      },
+    ]);
   });
 });
 
@@ -176,14 +156,74 @@ describe('buildCreateFleetRequest', () => {
   });
 });
 
+describe('reserved fleets', () => {
+  const overrides = [
+    {
+      instanceType: 'p5.48xlarge',
+      zone: 'us-east-1a',
+      subnetId: 'subnet-a2',
+      price: 0.001,
+      launchTemplateName: 'lt-cr',
+      reservationId: 'cr-1',
+    },
+  ];
+  it('launches an ordinary reservation on demand', () => {
+    const request = buildCreateFleetRequest({
+      capacityType: 'reserved',
+      overrides,
+      tags: {},
+      clientToken: 't',
+      reservation: { type: 'default' },
+    });
+    expect(request.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('on-demand');
+    expect(request.OnDemandOptions).toEqual({ AllocationStrategy: 'lowest-price' });
+  });
+
+  it('launches a capacity block as capacity-block without an allocation strategy', () => {
+    const request = buildCreateFleetRequest({
+      capacityType: 'reserved',
+      overrides,
+      tags: {},
+      clientToken: 't',
+      reservation: { type: 'capacity-block' },
+    });
+    expect(request.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('capacity-block');
+    expect(request).not.toHaveProperty('OnDemandOptions');
+    expect(request).not.toHaveProperty('SpotOptions');
+  });
+
+  it('launches an interruptible reservation as reserved-capacity', () => {
+    const request = buildCreateFleetRequest({
+      capacityType: 'reserved',
+      overrides,
+      tags: {},
+      clientToken: 't',
+      reservation: { type: 'default', interruptible: true },
+    });
+    expect(request.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('reserved-capacity');
+    expect(request.ReservedCapacityOptions).toEqual({ ReservationTypes: ['interruptible-capacity-reservation'] });
+  });
+});
+
 describe('fleet client tokens and offering keys', () => {
-  it('derives a deterministic token of at most 64 characters from the claim', () => {
-    const token = fleetClientToken('general-abcde');
-    expect(token).toBe(fleetClientToken('general-abcde'));
+  const a = { instanceType: 'm5.large', zone: 'us-east-1a', subnetId: 's-a', launchTemplateName: 'lt' };
+  const b = { instanceType: 'm5.large', zone: 'us-east-1b', subnetId: 's-b', launchTemplateName: 'lt' };
+
+  it('derives a deterministic token of at most 64 characters from the claim and its overrides', () => {
+    const token = fleetClientToken('general-abcde', [a, b]);
+    expect(token).toBe(fleetClientToken('general-abcde', [a, b]));
     expect(token.length).toBeLessThanOrEqual(64);
-    expect(fleetClientToken('x'.repeat(300)).length).toBeLessThanOrEqual(64);
-    expect(fleetClientToken('general-abcde', '2')).not.toBe(token);
-    expect(fleetClientToken('general-abcdf')).not.toBe(token);
+    expect(fleetClientToken('x'.repeat(300), [a]).length).toBeLessThanOrEqual(64);
+    expect(fleetClientToken('general-abcdf', [a, b])).not.toBe(token);
+  });
+
+  it('changes the token when the overrides change, so EC2 never sees one token with two requests', () => {
+    const token = fleetClientToken('general-abcde', [a, b]);
+    expect(fleetClientToken('general-abcde', [b])).not.toBe(token);
+    expect(fleetClientToken('general-abcde', [a, { ...b, subnetId: 's-b2' }])).not.toBe(token);
+    // Order is not a change: the same set of overrides is the same request.
+    expect(fleetClientToken('general-abcde', [b, a])).toBe(token);
+    expect(fleetClientToken('general-abcde', [a, b], 'i-dead')).not.toBe(token);
   });
 
   it('formats offering keys as capacityType:instanceType:zone', () => {

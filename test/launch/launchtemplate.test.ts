@@ -347,3 +347,64 @@ describe('resolveLaunchTemplates', () => {
     expect(groups).toEqual([]);
   });
 });
+
+describe('reservations, tenancy, placement and enclaves in the template', () => {
+  it('keeps spot and on-demand off the account open reservations', () => {
+    expect(data(spec()).CapacityReservationSpecification).toEqual({ CapacityReservationPreference: 'none' });
+    expect(data(spec(nodeClass(), { capacityType: 'spot' })).CapacityReservationSpecification).toEqual({
+      CapacityReservationPreference: 'none',
+    });
+    expect(data(spec()).InstanceMarketOptions).toBeUndefined();
+  });
+
+  it('targets exactly its reservation for reserved launches, in the reservation market', () => {
+    const odcr = data(spec(nodeClass(), { capacityType: 'reserved', reservation: { id: 'cr-1', type: 'default' } }));
+    expect(odcr.CapacityReservationSpecification).toEqual({
+      CapacityReservationPreference: 'capacity-reservations-only',
+      CapacityReservationTarget: { CapacityReservationId: 'cr-1' },
+    });
+    expect(odcr.InstanceMarketOptions).toBeUndefined();
+    const block = data(
+      spec(nodeClass(), { capacityType: 'reserved', reservation: { id: 'cr-2', type: 'capacity-block' } }),
+    );
+    expect(block.InstanceMarketOptions).toEqual({ MarketType: 'capacity-block' });
+    const interruptible = data(
+      spec(nodeClass(), {
+        capacityType: 'reserved',
+        reservation: { id: 'cr-3', type: 'default', interruptible: true },
+      }),
+    );
+    expect(interruptible.InstanceMarketOptions).toEqual({ MarketType: 'interruptible-capacity-reservation' });
+    // One template per reservation.
+    expect(
+      launchTemplateName(spec(nodeClass(), { capacityType: 'reserved', reservation: { id: 'cr-1', type: 'default' } })),
+    ).not.toBe(
+      launchTemplateName(spec(nodeClass(), { capacityType: 'reserved', reservation: { id: 'cr-9', type: 'default' } })),
+    );
+  });
+
+  it('sends tenancy, the placement group and its partition', () => {
+    expect(data(spec()).Placement).toEqual({ Tenancy: 'default' });
+    expect(
+      data(spec(nodeClass(), { tenancy: 'dedicated', placementGroupId: 'pg-1', placementGroupPartition: 2 })).Placement,
+    ).toEqual({ Tenancy: 'dedicated', GroupId: 'pg-1', PartitionNumber: 2 });
+  });
+
+  it('enables Nitro Enclaves only when asked', () => {
+    expect(data(spec()).EnclaveOptions).toBeUndefined();
+    expect(data(spec(nodeClass(), { enclave: true })).EnclaveOptions).toEqual({ Enabled: true });
+  });
+
+  it('sends no empty connection tracking specification', () => {
+    const [ni] = data(spec(nodeClass({ connectionTracking: {} }))).NetworkInterfaces ?? [];
+    expect(ni).not.toHaveProperty('ConnectionTrackingSpecification');
+  });
+
+  it('gives every interface an IPv6 address on IPv6 clusters', () => {
+    const interfaces = data(spec(nodeClass(), { ipv6: true, efaCount: 2 })).NetworkInterfaces ?? [];
+    expect(interfaces.map((ni) => [ni.PrimaryIpv6, ni.Ipv6AddressCount])).toEqual([
+      [true, 1],
+      [true, 1],
+    ]);
+  });
+});

@@ -27,7 +27,7 @@ describe('launch tags', () => {
     });
   });
 
-  it('adds the NodeClaim and Name on instances, which node class tags cannot override', () => {
+  it('adds the NodeClaim tag, which node class tags cannot override, and a Name they can', () => {
     const tags = instanceTags({
       clusterName: 'prod',
       nodePool: 'general',
@@ -40,9 +40,18 @@ describe('launch tags', () => {
       'karpenter.sh/nodepool': 'general',
       'karpenter.k8s.aws/ec2nodeclass': 'default',
       'karpenter.sh/nodeclaim': 'general-x7k2p',
-      Name: 'general-x7k2p',
+      // Karpenter's tagging controller only adds a missing Name: the user's value wins.
+      Name: 'custom-name',
       team: 'platform',
     });
+    const { Name: _user, ...withoutName } = nc.spec.tags ?? {};
+    const defaulted = instanceTags({
+      clusterName: 'prod',
+      nodePool: 'general',
+      nodeClass: nodeClass({ tags: withoutName }),
+      nodeClaimName: 'general-x7k2p',
+    });
+    expect(defaulted.Name).toBe('general-x7k2p');
     expect(Object.keys(tags).slice(0, 6)).toEqual([
       'kubernetes.io/cluster/prod',
       'eks:eks-cluster-name',

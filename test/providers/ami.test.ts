@@ -10,7 +10,10 @@ import { awsError, fakeClock, recordingFake } from './fakes';
 function imagesFake(images: Image[]) {
   return recordingFake<EC2Api>({
     describeImages: (input) => {
-      let out = images;
+      // Like EC2: deprecated AMIs only when asked for.
+      let out = input.IncludeDeprecated
+        ? images
+        : images.filter((i) => !i.DeprecationTime || Date.parse(i.DeprecationTime) > Date.parse('2026-01-01'));
       for (const f of input.Filters ?? []) {
         if (f.Name === 'image-id') out = out.filter((i) => f.Values?.includes(i.ImageId ?? ''));
         if (f.Name === 'name') out = out.filter((i) => f.Values?.includes(i.Name ?? ''));
@@ -62,7 +65,10 @@ describe('AMIProvider with an alias', () => {
     // One DescribeImages for every resolved id, deprecated AMIs included for a pinned lookup.
     expect(ec2.callsTo('describeImages')).toEqual([
       {
-        Filters: [{ Name: 'image-id', Values: ['ami-x86', 'ami-gpu', 'ami-arm'] }],
+        Filters: [
+          { Name: 'state', Values: ['available'] },
+          { Name: 'image-id', Values: ['ami-x86', 'ami-gpu', 'ami-arm'] },
+        ],
         IncludeDeprecated: true,
         MaxResults: 1000,
       },
@@ -152,6 +158,41 @@ describe('AMIProvider with selector terms', () => {
     ]);
   });
 
+  it('finds a term that matches only deprecated AMIs, and ranks deprecated AMIs last', async () => {
+    const deprecatedOnly: Image[] = [
+      { ...images[2], ImageId: 'ami-dep-x86' },
+      {
+        ImageId: 'ami-dep-arm',
+        Name: 'old-arm',
+        Architecture: 'arm64',
+        CreationDate: '2025-10-01T00:00:00.000Z',
+        DeprecationTime: '2025-12-01T00:00:00.000Z',
+        Tags: [{ Key: 'team', Value: 'b' }],
+      },
+      {
+        ImageId: 'ami-cur-x86',
+        Name: 'current',
+        Architecture: 'x86_64',
+        CreationDate: '2025-01-01T00:00:00.000Z',
+        Tags: [{ Key: 'team', Value: 'c' }],
+      },
+    ];
+    const ec2 = imagesFake(deprecatedOnly);
+    const amis = await new AMIProvider(ec2, ssmFake({}), clock).resolve(
+      nodeClassWithAMIs([{ tags: { team: 'b' } }, { name: 'team-3' }, { tags: { team: 'c' } }], 'AL2023'),
+      '1.31',
+    );
+    // arm64 has only a deprecated AMI: it is used. amd64 has a current one: it wins the set. The
+    // deprecated AMI, newer though it is, comes last.
+    expect(amis.map((a) => [a.id, a.deprecated ?? false])).toEqual([
+      ['ami-cur-x86', false],
+      ['ami-dep-arm', true],
+    ]);
+    for (const input of ec2.callsTo('describeImages') as { IncludeDeprecated?: boolean }[]) {
+      expect(input.IncludeDeprecated).toBe(true);
+    }
+  });
+
   it('accepts a deprecated AMI pinned by id and marks it', async () => {
     const amis = await new AMIProvider(imagesFake(images), ssmFake({}), clock).resolve(
       nodeClassWithAMIs([{ id: 'ami-dep' }], 'AL2023'),
@@ -205,6 +246,7 @@ describe('AMIProvider with selector terms', () => {
           { Name: 'name', Values: ['my-ami-*'] },
         ],
         Owners: ['self', 'amazon'],
+        IncludeDeprecated: true,
       },
     ],
     [
@@ -215,6 +257,7 @@ describe('AMIProvider with selector terms', () => {
           { Name: 'name', Values: ['x'] },
         ],
         Owners: ['123456789012'],
+        IncludeDeprecated: true,
       },
     ],
     [
@@ -224,6 +267,7 @@ describe('AMIProvider with selector terms', () => {
           { Name: 'state', Values: ['available'] },
           { Name: 'tag-key', Values: ['team'] },
         ],
+        IncludeDeprecated: true,
       },
     ],
     [{ id: 'ami-1' }, undefined],

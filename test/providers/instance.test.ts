@@ -92,6 +92,7 @@ function request(types: InstanceType[]): LaunchRequest {
     nodePool,
     nodeClass,
     instanceTypes: types,
+    requirements: [],
     capacityType: 'on-demand',
     labels: {},
   };
@@ -328,5 +329,264 @@ describe('InstanceLauncher', () => {
     const elsewhere = instanceType('m5.large', 0.1, ['us-west-2c']);
     await expect(launcher.launch(request([elsewhere]), resolved)).rejects.toThrow(InsufficientCapacityError);
     expect(ec2.callsTo('createFleet')).toEqual([]);
+  });
+});
+
+function fleetError(
+  type: string,
+  zone: string,
+  code: string,
+  subnetId?: string,
+): NonNullable<CreateFleetCommandOutput['Errors']>[number] {
+  return {
+    ErrorCode: code,
+    ErrorMessage: code,
+    LaunchTemplateAndOverrides: {
+      Overrides: { InstanceType: type as never, AvailabilityZone: zone, ...(subnetId ? { SubnetId: subnetId } : {}) },
+    },
+  };
+}
+
+describe('InstanceLauncher: the claim requirements decide where it launches', () => {
+  it('sends overrides only in the zone a zone-pinned claim allows', async () => {
+    const { ec2, launcher } = setup(() => launched('m5.large', 'us-west-2b'));
+    const pinned: LaunchRequest = {
+      ...request([cheap, dear]),
+      requirements: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: ['us-west-2b'] }],
+    };
+    await launcher.launch(pinned, resolved);
+    expect(overridesOf(ec2.callsTo('createFleet')[0])).toEqual(['m5.large:us-west-2b', 'm5.xlarge:us-west-2b']);
+  });
+
+  it('lets the launch choose spot when the claim allows both and no capacity type is pinned', async () => {
+    const { ec2, launcher } = setup(() => launched('m5.large', 'us-west-2a'));
+    const spotAndOd = instanceType('m5.large', 0.096);
+    spotAndOd.offerings.push({ zone: 'us-west-2a', capacityType: 'spot', price: 0.03, available: true });
+    const { capacityType: _pin, ...unpinned } = request([spotAndOd]);
+    await launcher.launch(
+      {
+        ...unpinned,
+        requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot', 'on-demand'] }],
+      },
+      resolved,
+    );
+    const [fleet] = ec2.callsTo('createFleet') as CreateFleetCommandInput[];
+    expect(fleet?.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('spot');
+    expect(overridesOf(fleet)).toEqual(['m5.large:us-west-2a']);
+  });
+});
+
+describe('InstanceLauncher: idempotency edges', () => {
+  it('asks under a new token when a redelivered launch must send different overrides', async () => {
+    const first = setup(() => launched('m5.large', 'us-west-2a'));
+    await first.launcher.launch(request([cheap, dear]), resolved);
+    const second = setup(() => launched('m5.xlarge', 'us-west-2a'));
+    // Meanwhile m5.large ran out in us-west-2a: the same claim now asks for other overrides.
+    second.unavailable.markUnavailable('on-demand', 'm5.large', 'us-west-2a', 'ICE');
+    await second.launcher.launch(request([cheap, dear]), resolved);
+    const token = (s: typeof first) => (s.ec2.callsTo('createFleet')[0] as CreateFleetCommandInput).ClientToken;
+    expect(token(second)).not.toBe(token(first));
+  });
+
+  it('launches again under a new token when the token returns an instance that is already gone', async () => {
+    let fleets = 0;
+    const ec2 = recordingFake<EC2Api>({
+      describeInstances: (input) => {
+        if (!input.InstanceIds) return { Reservations: [] };
+        const id = input.InstanceIds[0] ?? '';
+        return {
+          Reservations: [
+            { Instances: [{ InstanceId: id, State: { Name: id === 'i-dead' ? 'terminated' : 'pending' } }] },
+          ],
+        };
+      },
+      createFleet: () => {
+        fleets++;
+        const out = launched('m5.large', 'us-west-2a');
+        const instance = out.Instances?.[0];
+        if (instance) instance.InstanceIds = [fleets === 1 ? 'i-dead' : 'i-new'];
+        return out;
+      },
+    });
+    const launcher = new InstanceLauncher({
+      ec2,
+      launchTemplates: {
+        ensure: async (i) => ({ name: i.LaunchTemplateName ?? '', id: 'lt', created: false }),
+        invalidate: () => {},
+      },
+      unavailable: new InMemoryUnavailableOfferings(fakeClock()),
+      clusterName: 'c1',
+    });
+    const result = await launcher.launch(request([cheap]), resolved);
+    expect(result.instanceId).toBe('i-new');
+    const tokens = (ec2.callsTo('createFleet') as CreateFleetCommandInput[]).map((f) => f.ClientToken);
+    expect(tokens).toHaveLength(2);
+    expect(tokens[1]).not.toBe(tokens[0]);
+  });
+
+  it('accepts an instance EC2 does not list yet (eventual consistency) as alive', async () => {
+    const ec2 = recordingFake<EC2Api>({
+      describeInstances: (input) => {
+        if (input.InstanceIds) throw awsError('InvalidInstanceID.NotFound');
+        return { Reservations: [] };
+      },
+      createFleet: () => launched('m5.large', 'us-west-2a'),
+    });
+    const launcher = new InstanceLauncher({
+      ec2,
+      launchTemplates: {
+        ensure: async (i) => ({ name: i.LaunchTemplateName ?? '', id: 'lt', created: false }),
+        invalidate: () => {},
+      },
+      unavailable: new InMemoryUnavailableOfferings(fakeClock()),
+      clusterName: 'c1',
+    });
+    expect(await launcher.launch(request([cheap]), resolved)).toMatchObject({ instanceId: 'i-0123' });
+    expect(ec2.callsTo('createFleet')).toHaveLength(1);
+  });
+});
+
+describe('InstanceLauncher: errors as Karpenter handles them', () => {
+  it('blocks spot for 3 minutes when the spot service-linked role cannot be created', async () => {
+    const both = instanceType('m5.large', 0.096);
+    both.offerings.push(
+      { zone: 'us-west-2a', capacityType: 'spot', price: 0.03, available: true },
+      { zone: 'us-west-2b', capacityType: 'spot', price: 0.03, available: true },
+    );
+    const { ec2, launcher, unavailable, clock } = setup((_input, call) =>
+      call === 0
+        ? {
+            $metadata: {},
+            Errors: [fleetError('m5.large', 'us-west-2a', 'AuthFailure.ServiceLinkedRoleCreationNotPermitted')],
+          }
+        : launched('m5.large', 'us-west-2a'),
+    );
+    const { capacityType: _pin, ...unpinned } = request([both]);
+    const claim = {
+      ...unpinned,
+      requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['spot', 'on-demand'] }],
+    };
+    await launcher.launch(claim, resolved);
+    const fleets = ec2.callsTo('createFleet') as CreateFleetCommandInput[];
+    expect(fleets.map((f) => f.TargetCapacitySpecification?.DefaultTargetCapacityType)).toEqual(['spot', 'on-demand']);
+    expect(unavailable.isScopeUnavailable({ kind: 'capacity-type', capacityType: 'spot' })).toBe(true);
+    clock.advance(180_000);
+    expect(unavailable.isScopeUnavailable({ kind: 'capacity-type', capacityType: 'spot' })).toBe(false);
+  });
+
+  it('counts only service-linked-role and capacity errors as insufficient capacity', async () => {
+    const spotOnly = instanceType('m5.large', 0.096);
+    spotOnly.offerings = [{ zone: 'us-west-2a', capacityType: 'spot', price: 0.03, available: true }];
+    const { launcher } = setup(() => ({
+      $metadata: {},
+      Errors: [fleetError('m5.large', 'us-west-2a', 'AuthFailure.ServiceLinkedRoleCreationNotPermitted')],
+    }));
+    const { capacityType: _pin, ...unpinned } = request([spotOnly]);
+    await expect(
+      launcher.launch(
+        { ...unpinned, requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }] },
+        resolved,
+      ),
+    ).rejects.toThrow(InsufficientCapacityError);
+  });
+
+  it('moves to another subnet of the zone when one runs out of addresses', async () => {
+    const twoSubnets: ResolvedNodeClass = {
+      ...resolved,
+      subnets: [
+        { id: 'subnet-a1', zone: 'us-west-2a', availableIps: 100, tags: {} },
+        { id: 'subnet-a2', zone: 'us-west-2a', availableIps: 50, tags: {} },
+      ],
+    };
+    const { ec2, launcher, unavailable } = setup((_input, call) =>
+      call === 0
+        ? {
+            $metadata: {},
+            Errors: [fleetError('m5.large', 'us-west-2a', 'InsufficientFreeAddressesInSubnet', 'subnet-a1')],
+          }
+        : launched('m5.large', 'us-west-2a'),
+    );
+    await launcher.launch(request([cheap]), twoSubnets);
+    const subnets = (ec2.callsTo('createFleet') as CreateFleetCommandInput[]).map(
+      (f) => f.LaunchTemplateConfigs?.[0]?.Overrides?.[0]?.SubnetId,
+    );
+    expect(subnets).toEqual(['subnet-a1', 'subnet-a2']);
+    expect(unavailable.isScopeUnavailable({ kind: 'subnet', subnetId: 'subnet-a1' })).toBe(true);
+  });
+
+  it('counts in-flight IPs, so the next launch prefers the subnet with more addresses really left', async () => {
+    const close: ResolvedNodeClass = {
+      ...resolved,
+      subnets: [
+        { id: 'subnet-a1', zone: 'us-west-2a', availableIps: 60, tags: {} },
+        { id: 'subnet-a2', zone: 'us-west-2a', availableIps: 50, tags: {} },
+      ],
+    };
+    const { ec2, launcher } = setup(() => ({
+      $metadata: {},
+      Instances: [
+        {
+          InstanceIds: ['i-1'],
+          InstanceType: 'm5.large',
+          LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large', SubnetId: 'subnet-a1' } },
+        },
+      ],
+    }));
+    await launcher.launch(request([cheap]), close);
+    await launcher.launch({ ...request([cheap]), nodeClaimName: 'general-fghij' }, close);
+    const subnets = (ec2.callsTo('createFleet') as CreateFleetCommandInput[]).map(
+      (f) => f.LaunchTemplateConfigs?.[0]?.Overrides?.[0]?.SubnetId,
+    );
+    // m5.large takes 1 + 29 pod IPs: subnet-a1 has 30 left, subnet-a2 still 50.
+    expect(subnets).toEqual(['subnet-a1', 'subnet-a2']);
+  });
+
+  it('recreates templates once when CreateFleet itself says a template does not exist', async () => {
+    const { ec2, launcher, invalidated, ensured } = setup((_input, call) => {
+      if (call === 0) throw awsError('InvalidLaunchTemplateName.NotFoundException');
+      return launched('m5.large', 'us-west-2a');
+    });
+    await launcher.launch(request([cheap]), resolved);
+    expect(invalidated).toHaveLength(1);
+    expect(ensured).toHaveLength(2);
+    expect(ec2.callsTo('createFleet')).toHaveLength(2);
+  });
+
+  it('marks the reservation, not the offering, when a reserved launch runs out', async () => {
+    const reservedType = instanceType('m5.large', 0.096, []);
+    reservedType.offerings = [
+      {
+        zone: 'us-west-2a',
+        capacityType: 'reserved',
+        price: 0.0001,
+        available: true,
+        reservationId: 'cr-1',
+        reservationType: 'default',
+      },
+      { zone: 'us-west-2a', capacityType: 'on-demand', price: 0.096, available: true },
+    ];
+    const { ec2, launcher, unavailable } = setup((_input, call) =>
+      call === 0
+        ? { $metadata: {}, Errors: [fleetError('m5.large', 'us-west-2a', 'ReservationCapacityExceeded')] }
+        : launched('m5.large', 'us-west-2a'),
+    );
+    const { capacityType: _pin, ...unpinned } = request([reservedType]);
+    await launcher.launch(
+      {
+        ...unpinned,
+        requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['reserved', 'on-demand'] }],
+      },
+      resolved,
+    );
+    expect(unavailable.isScopeUnavailable({ kind: 'reservation', reservationId: 'cr-1' })).toBe(true);
+    expect(unavailable.isUnavailable('reserved', 'm5.large', 'us-west-2a')).toBe(false);
+    const fleets = ec2.callsTo('createFleet') as CreateFleetCommandInput[];
+    expect(fleets.map((f) => f.TargetCapacitySpecification?.DefaultTargetCapacityType)).toEqual([
+      'on-demand',
+      'on-demand',
+    ]);
+    expect(fleets[0]?.LaunchTemplateConfigs?.[0]?.LaunchTemplateSpecification?.LaunchTemplateName).not.toBe(
+      fleets[1]?.LaunchTemplateConfigs?.[0]?.LaunchTemplateSpecification?.LaunchTemplateName,
+    );
   });
 });

@@ -72,18 +72,38 @@ describe('InstanceProfileProvider.ensure', () => {
     expect(iam.calls.map((c) => c.method)).toEqual(['getInstanceProfile']);
   });
 
-  it('swaps a different role for spec.role', async () => {
+  it('creates a new profile for a new role and leaves the old one, with its role, to running nodes', async () => {
+    const legacy = instanceProfileName('c1', 'us-west-2', 'default');
+    const next = instanceProfileName('c1', 'us-west-2', 'default', 'New');
     const iam = recordingFake<IAMApi>({
-      getInstanceProfile: () => ({ InstanceProfile: { Roles: [{ RoleName: 'Old' }] } }) as never,
-      removeRoleFromInstanceProfile: () => ({}),
+      getInstanceProfile: (input) => {
+        if (input.InstanceProfileName === legacy) return { InstanceProfile: { Roles: [{ RoleName: 'Old' }] } } as never;
+        throw awsError('NoSuchEntity');
+      },
+      createInstanceProfile: () => ({}) as never,
       addRoleToInstanceProfile: () => ({}),
     });
-    await new InstanceProfileProvider(iam, context).ensure(nodeClass({ role: 'New' }));
-    expect(iam.calls.map((c) => [c.method, (c.input as { RoleName?: string }).RoleName])).toEqual([
-      ['getInstanceProfile', undefined],
-      ['removeRoleFromInstanceProfile', 'Old'],
-      ['addRoleToInstanceProfile', 'New'],
-    ]);
+    const name = await new InstanceProfileProvider(iam, context).ensure(nodeClass({ role: 'New' }));
+    expect(name).toBe(next);
+    expect(next).toMatch(/^c1_\d+$/);
+    expect(next).not.toBe(legacy);
+    expect(iam.callsTo('removeRoleFromInstanceProfile')).toEqual([]);
+    expect(iam.calls.map((c) => [c.method, (c.input as { InstanceProfileName?: string }).InstanceProfileName])).toEqual(
+      [
+        ['getInstanceProfile', legacy],
+        ['getInstanceProfile', next],
+        ['createInstanceProfile', next],
+        ['addRoleToInstanceProfile', next],
+      ],
+    );
+  });
+
+  it('goes back to the first profile when the role changes back', async () => {
+    const legacy = instanceProfileName('c1', 'us-west-2', 'default');
+    const iam = recordingFake<IAMApi>({
+      getInstanceProfile: () => ({ InstanceProfile: { Roles: [{ RoleName: 'Old' }] } }) as never,
+    });
+    expect(await new InstanceProfileProvider(iam, context).ensure(nodeClass({ role: 'Old' }))).toBe(legacy);
   });
 
   it('names the role when it cannot be added', async () => {
@@ -124,15 +144,30 @@ describe('InstanceProfileProvider.inspect', () => {
       { name: 'mine', exists: false, managed: false },
     ],
     [
-      'a managed profile without the role',
+      'a managed profile without any role',
       { role: 'R' },
-      () => ({ InstanceProfile: { Roles: [{ RoleName: 'X' }] } }),
-      { exists: true, managed: true, hasRole: false, roles: ['X'] },
+      () => ({ InstanceProfile: { Roles: [] } }),
+      { exists: true, managed: true, hasRole: false, roles: [] },
     ],
   ])('reports %s without changing anything', async (_, spec, get, expected) => {
     const iam = recordingFake<IAMApi>({ getInstanceProfile: get as never });
     expect(await new InstanceProfileProvider(iam, context).inspect(nodeClass(spec))).toMatchObject(expected);
     expect(iam.calls.map((c) => c.method)).toEqual(['getInstanceProfile']);
+  });
+
+  it('reports the profile of the new role when the first profile holds another', async () => {
+    const legacy = instanceProfileName('c1', 'us-west-2', 'default');
+    const iam = recordingFake<IAMApi>({
+      getInstanceProfile: (input) => {
+        if (input.InstanceProfileName === legacy) return { InstanceProfile: { Roles: [{ RoleName: 'X' }] } } as never;
+        throw awsError('NoSuchEntity');
+      },
+    });
+    expect(await new InstanceProfileProvider(iam, context).inspect(nodeClass({ role: 'R' }))).toMatchObject({
+      name: instanceProfileName('c1', 'us-west-2', 'default', 'R'),
+      exists: false,
+      managed: true,
+    });
   });
 
   it('cannot name a managed profile without the cluster name', async () => {

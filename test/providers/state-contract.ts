@@ -130,6 +130,23 @@ export function stateStoreContract(name: string, makeStore: (clock: FakeClock) =
     });
   });
 
+  describe(`${name}: unavailable scopes`, () => {
+    it('remembers a whole scope beside the offerings, for the given time', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      await store.markScopeUnavailable('subnet:subnet-1', 'InsufficientFreeAddressesInSubnet', MINUTE);
+      await store.markOfferingUnavailable('spot', 'm5.large', 'us-west-2a', 'InsufficientInstanceCapacity', 3 * MINUTE);
+      const live = await store.unavailableOfferings();
+      expect(live.find((r) => r.scope === 'subnet:subnet-1')).toMatchObject({
+        reason: 'InsufficientFreeAddressesInSubnet',
+        expiresAt: clock() + MINUTE,
+      });
+      expect(live.filter((r) => r.scope === undefined).map((r) => r.instanceType)).toEqual(['m5.large']);
+      clock.advance(MINUTE);
+      expect((await store.unavailableOfferings()).some((r) => r.scope)).toBe(false);
+    });
+  });
+
   describe(`${name}: drains`, () => {
     it('keeps drain progress per node, without expired records', async () => {
       const clock = fakeClock();

@@ -88,3 +88,23 @@ describe('StateUnavailableOfferings', () => {
     expect(await store.isOfferingUnavailable('on-demand', 'p5.48xlarge', 'us-west-2a')).toBe(true);
   });
 });
+
+describe('StateUnavailableOfferings scopes', () => {
+  it('lets the next invocation skip a subnet, a capacity type or a reservation for 3 minutes', async () => {
+    const clock = fakeClock();
+    const store = new InMemoryStateStore(clock);
+    const first = new StateUnavailableOfferings(store, clock);
+    await first.markScopeUnavailable({ kind: 'subnet', subnetId: 'subnet-1' }, 'InsufficientFreeAddressesInSubnet');
+    await first.markScopeUnavailable({ kind: 'capacity-type', capacityType: 'spot' }, 'no service-linked role');
+    const next = new StateUnavailableOfferings(store, clock);
+    expect(await next.isScopeUnavailable({ kind: 'subnet', subnetId: 'subnet-1' })).toBe(true);
+    expect(await next.isScopeUnavailable({ kind: 'subnet', subnetId: 'subnet-2' })).toBe(false);
+    expect(await next.isScopeUnavailable({ kind: 'capacity-type', capacityType: 'spot' })).toBe(true);
+    expect(await next.isScopeUnavailable({ kind: 'reservation', reservationId: 'cr-1' })).toBe(false);
+    expect(await next.isUnavailable('spot', 'm5.large', 'us-west-2a')).toBe(false);
+    clock.advance(3 * 60_000);
+    expect(
+      await new StateUnavailableOfferings(store, clock).isScopeUnavailable({ kind: 'subnet', subnetId: 'subnet-1' }),
+    ).toBe(false);
+  });
+});

@@ -2,24 +2,25 @@
 // node registers with, and the kubelet flags in upstream's order.
 
 import { formatGoDuration, parseDurationSeconds } from '../../apis/duration';
-import { LABEL_CAPACITY_TYPE } from '../../apis/v1/labels';
+import { isKubeletSettableLabel, KUBELET_LABELS, LABEL_CAPACITY_TYPE, LABEL_WINDOWS_BUILD } from '../../apis/v1/labels';
 import type { AMIFamily, KubeletConfiguration, Taint } from '../../apis/v1/types';
 import type { CapacityType } from '../../instancetypes/types';
 
 export const UNREGISTERED_TAINT: Taint = { key: 'karpenter.sh/unregistered', effect: 'NoExecute' };
 export const DO_NOT_SYNC_TAINTS_LABEL = 'karpenter.sh/do-not-sync-taints';
 
-// The NodeRestriction admission plugin refuses self-applied labels in these domains.
-const RESTRICTED_LABEL_DOMAINS = ['kubernetes.io', 'k8s.io', 'node-restriction.kubernetes.io'];
-
+/**
+ * True when a label stays out of the kubelet's own labels (--node-labels, Bottlerocket's node-labels,
+ * -KubeletExtraArgs) and is applied to the Node at registration instead: keys the kubelet refuses
+ * (kubernetes.io and k8s.io outside its allowed set; it would not start), and the well-known keys it
+ * and the cloud provider set themselves, whose values differ per instance type while one launch
+ * template serves a whole fleet of types.
+ */
 export function isRestrictedNodeLabel(key: string): boolean {
-  const slash = key.indexOf('/');
-  if (slash < 0) return false;
-  const domain = key.slice(0, slash);
-  return RESTRICTED_LABEL_DOMAINS.some((d) => domain === d || domain.endsWith(`.${d}`));
+  return !isKubeletSettableLabel(key) || KUBELET_LABELS.has(key) || key === LABEL_WINDOWS_BUILD;
 }
 
-/** The labels a node registers with: claim labels + capacity type (+ do-not-sync-taints), restricted domains dropped. */
+/** The labels a node registers with: claim labels + capacity type (+ do-not-sync-taints), restricted ones dropped. */
 export function nodeLabels(
   family: AMIFamily,
   labels: Record<string, string>,

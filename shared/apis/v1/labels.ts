@@ -15,21 +15,6 @@ export const LABEL_ARCH = 'kubernetes.io/arch';
 export const LABEL_OS = 'kubernetes.io/os';
 export const LABEL_WINDOWS_BUILD = 'node.kubernetes.io/windows-build';
 
-/** kubernetes.io keys Karpenter understands and so lets a NodePool set or require. */
-const ALLOWED_KUBERNETES_IO = new Set([
-  'beta.kubernetes.io/instance-type',
-  'failure-domain.beta.kubernetes.io/region',
-  'beta.kubernetes.io/os',
-  'beta.kubernetes.io/arch',
-  'failure-domain.beta.kubernetes.io/zone',
-  'topology.kubernetes.io/zone',
-  'topology.kubernetes.io/region',
-  'node.kubernetes.io/instance-type',
-  'kubernetes.io/arch',
-  'kubernetes.io/os',
-  'node.kubernetes.io/windows-build',
-]);
-
 /** The only keys allowed under karpenter.k8s.aws (AWS provider v1.14.1). */
 export const AWS_WELL_KNOWN_LABELS: ReadonlySet<string> = new Set(
   [
@@ -79,27 +64,98 @@ export function labelDomain(key: string): string {
   return slash < 0 ? '' : key.slice(0, slash);
 }
 
-/** The CRD's label key rules in order; each returns its upstream message or undefined. */
-export function restrictedLabelMessages(key: string): string[] {
+export interface LabelKeyContext {
+  /** NodePool keys (template labels and requirements) may not name karpenter.sh/nodepool; NodeClaim keys may. */
+  nodePool: boolean;
+}
+
+/**
+ * The CRD's label-key rules in order, each returning its upstream message. Since
+ * kubernetes-sigs/karpenter #2586 (Karpenter v1.9) the CRDs restrict only the karpenter.sh domain,
+ * kubernetes.io/hostname and the karpenter.k8s.aws allow-list: keys under kubernetes.io and k8s.io
+ * are accepted, and the kubelet-settable ones are kept apart when userData is rendered
+ * (isKubeletSettableLabel).
+ */
+export function restrictedLabelMessages(key: string, context: LabelKeyContext): string[] {
   const domain = labelDomain(key);
   const messages: string[] = [];
-  if (
-    domain.endsWith('kubernetes.io') &&
-    !ALLOWED_KUBERNETES_IO.has(key) &&
-    !domain.endsWith('node.kubernetes.io') &&
-    !domain.endsWith('node-restriction.kubernetes.io')
-  ) {
-    messages.push('label domain "kubernetes.io" is restricted');
-  }
-  if (domain.endsWith('k8s.io') && !domain.endsWith('kops.k8s.io'))
-    messages.push('label domain "k8s.io" is restricted');
+  // CEL `find("^([^/]+)").endsWith("karpenter.sh")`: a suffix match without a dot, as upstream writes it.
   if (domain.endsWith('karpenter.sh') && key !== LABEL_CAPACITY_TYPE && key !== LABEL_NODEPOOL) {
     messages.push('label domain "karpenter.sh" is restricted');
   }
-  if (key === LABEL_NODEPOOL) messages.push('label "karpenter.sh/nodepool" is restricted');
+  if (context.nodePool && key === LABEL_NODEPOOL) messages.push('label "karpenter.sh/nodepool" is restricted');
   if (key === LABEL_HOSTNAME) messages.push('label "kubernetes.io/hostname" is restricted');
   if (domain.endsWith('karpenter.k8s.aws') && !AWS_WELL_KNOWN_LABELS.has(key)) {
     messages.push('label domain "karpenter.k8s.aws" is restricted');
   }
   return messages;
+}
+
+// Go's k8s.io/apimachinery validation.IsQualifiedName, which Karpenter's runtime validation applies to
+// label, taint and requirement keys: the CRD pattern alone lets an over-long prefix or name through.
+const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** The messages of IsQualifiedName for a key; empty when the key is a qualified name. */
+export function qualifiedNameMessages(key: string): string[] {
+  const parts = key.split('/');
+  let name = key;
+  const messages: string[] = [];
+  if (parts.length === 2) {
+    const [prefix = '', rest = ''] = parts;
+    name = rest;
+    if (prefix.length === 0) messages.push('prefix part must be non-empty');
+    else {
+      if (prefix.length > 253) messages.push('prefix part must be no more than 253 bytes');
+      if (!DNS1123_SUBDOMAIN.test(prefix)) {
+        messages.push(
+          "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        );
+      }
+    }
+  } else if (parts.length > 2) {
+    return [
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
+  }
+  if (name.length === 0) messages.push('name part must be non-empty');
+  else if (name.length > 63) messages.push('name part must be no more than 63 bytes');
+  if (name.length > 0 && !QUALIFIED_NAME_PART.test(name)) {
+    messages.push(
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
+    );
+  }
+  return messages;
+}
+
+// The kubelet's own rules for --node-labels (k8s.io/kubelet/pkg/apis well_known_labels.go and
+// cmd/kubelet/app/options ValidateKubeletFlags): a key in the kubernetes.io or k8s.io namespaces is
+// refused, and the kubelet does not start, unless it is one of these keys or under these namespaces.
+export const KUBELET_LABELS: ReadonlySet<string> = new Set([
+  LABEL_HOSTNAME,
+  LABEL_ZONE,
+  LABEL_REGION,
+  'failure-domain.beta.kubernetes.io/zone',
+  'failure-domain.beta.kubernetes.io/region',
+  'beta.kubernetes.io/instance-type',
+  LABEL_INSTANCE_TYPE,
+  LABEL_OS,
+  LABEL_ARCH,
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/arch',
+]);
+const KUBELET_LABEL_NAMESPACES = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
+const KUBERNETES_NAMESPACES = ['kubernetes.io', 'k8s.io'];
+
+const inNamespace = (domain: string, namespace: string) => domain === namespace || domain.endsWith(`.${namespace}`);
+
+/**
+ * True when the kubelet accepts the key in --node-labels (and so in Bottlerocket's node-labels and
+ * Windows' -KubeletExtraArgs). The other keys are applied to the Node at registration instead.
+ */
+export function isKubeletSettableLabel(key: string): boolean {
+  const domain = labelDomain(key);
+  if (!KUBERNETES_NAMESPACES.some((namespace) => inNamespace(domain, namespace))) return true;
+  if (KUBELET_LABELS.has(key)) return true;
+  return KUBELET_LABEL_NAMESPACES.some((namespace) => inNamespace(domain, namespace));
 }

@@ -7,7 +7,13 @@
 import { parseDurationSeconds } from '../duration';
 import { ALIAS_FAMILIES } from './amifamily';
 import { parseCron } from './cron';
-import { LABEL_NODEPOOL, restrictedLabelMessages, WELL_KNOWN_VALUES } from './labels';
+import {
+  LABEL_NODEPOOL,
+  type LabelKeyContext,
+  qualifiedNameMessages,
+  restrictedLabelMessages,
+  WELL_KNOWN_VALUES,
+} from './labels';
 import {
   any,
   array,
@@ -99,17 +105,44 @@ function topLevel(apiVersion: string, kind: string, spec: Schema): ObjectSchema 
 }
 
 /** Map-key check reporting each CRD label-domain rule that fails for the key. */
-const labelKeyRules: Rule<string> = (key, path) => restrictedLabelMessages(key).map((message) => ({ path, message }));
+const labelKeyRules =
+  (context: LabelKeyContext): Rule<string> =>
+  (key, path) =>
+    restrictedLabelMessages(key, context).map((message) => ({ path, message }));
 
-const taintSchema = object(
-  {
-    key: string({ minLength: 1, pattern: QUALIFIED_NAME, patternMessage: QUALIFIED_NAME_MESSAGE }),
-    value: string({ pattern: QUALIFIED_NAME, patternMessage: QUALIFIED_NAME_MESSAGE }),
-    effect: enumOf(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
-    timeAdded: string(),
-  },
-  { required: ['key', 'effect'] },
-);
+/**
+ * Karpenter's runtime validation (NodePool.RuntimeValidate) runs IsQualifiedName on label, taint and
+ * requirement keys: the CRD pattern alone admits a prefix past 253 or a name past 63 characters.
+ */
+const qualifiedNameRule: Rule<string> = (key, path) =>
+  // A key the pattern refuses is already reported; what remains are the length limits.
+  QUALIFIED_NAME.test(key)
+    ? qualifiedNameMessages(key).map((message) => ({
+        path,
+        message: `Invalid value: ${JSON.stringify(key)}: ${message}`,
+      }))
+    : [];
+
+function taintSchema(runtime: boolean): Schema {
+  return object(
+    {
+      key: string({
+        minLength: 1,
+        pattern: QUALIFIED_NAME,
+        patternMessage: QUALIFIED_NAME_MESSAGE,
+        rules: runtime ? [qualifiedNameRule] : [],
+      }),
+      value: string({
+        pattern: QUALIFIED_NAME,
+        patternMessage: QUALIFIED_NAME_MESSAGE,
+        rules: runtime ? [(value, path) => (value === '' ? [] : qualifiedNameRule(value, path))] : [],
+      }),
+      effect: enumOf(['NoSchedule', 'PreferNoSchedule', 'NoExecute']),
+      timeAdded: string(),
+    },
+    { required: ['key', 'effect'] },
+  );
+}
 
 const COMPARISON_OPERATORS = ['Gt', 'Lt', 'Gte', 'Lte'];
 
@@ -125,35 +158,59 @@ const requirementRules: Rule<JsonObject>[] = [
     if (r.operator !== 'In' || typeof r.minValues !== 'number') return true;
     return Array.isArray(r.values) && r.values.length >= r.minValues;
   }),
-  // Runtime validation (nodepool_validation.go): the NodePool label is Karpenter's to set.
+];
+
+/**
+ * NodePool runtime checks (nodepool_validation.go, validateWellKnownValues): the NodePool label is
+ * Karpenter's to set, and a key with known values must name enough of them for some node to match.
+ * Karpenter applies neither to NodeClaims.
+ */
+const nodePoolRequirementRules: Rule<JsonObject>[] = [
   rule(`invalid key: "${LABEL_NODEPOOL}" in requirements, restricted`, (r) => r.key !== LABEL_NODEPOOL, 'key'),
   (r, path) => {
     const known = WELL_KNOWN_VALUES[String(r.key)];
     if (!known || r.operator !== 'In' || !Array.isArray(r.values) || r.values.length === 0) return [];
-    if (r.values.some((v) => known.includes(String(v)))) return [];
-    return [
-      {
-        path: joinPath(path, 'values'),
-        message: `key ${String(r.key)} must include at least one of the known values ${known.map((v) => `"${v}"`).join(', ')}; no node could match ${JSON.stringify(r.values)}`,
-      },
-    ];
+    const valid = r.values.filter((v) => known.includes(String(v)));
+    const quoted = known.map((v) => `"${v}"`).join(', ');
+    if (valid.length === 0) {
+      return [
+        {
+          path: joinPath(path, 'values'),
+          message: `key ${String(r.key)} must include at least one of the known values ${quoted}; no node could match ${JSON.stringify(r.values)}`,
+        },
+      ];
+    }
+    if (typeof r.minValues === 'number' && valid.length < r.minValues) {
+      return [
+        {
+          path: joinPath(path, 'values'),
+          message: `key ${String(r.key)} has ${valid.length} known value(s) among ${JSON.stringify(r.values)}, fewer than minValues ${r.minValues}; known values are ${quoted}`,
+        },
+      ];
+    }
+    return [];
   },
 ];
 
-const requirementSchema = object(
-  {
-    key: string({
-      maxLength: 316,
-      pattern: QUALIFIED_NAME,
-      patternMessage: QUALIFIED_NAME_MESSAGE,
-      rules: [labelKeyRules],
-    }),
-    operator: enumOf(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']),
-    values: array(string({ maxLength: 63, pattern: LABEL_VALUE, patternMessage: LABEL_VALUE_MESSAGE })),
-    minValues: integer({ minimum: 1, maximum: 50 }),
-  },
-  { required: ['key', 'operator'], rules: requirementRules },
-);
+function requirementSchema(nodePool: boolean): Schema {
+  return object(
+    {
+      key: string({
+        maxLength: 316,
+        pattern: QUALIFIED_NAME,
+        patternMessage: QUALIFIED_NAME_MESSAGE,
+        rules: [labelKeyRules({ nodePool }), ...(nodePool ? [qualifiedNameRule] : [])],
+      }),
+      operator: enumOf(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']),
+      values: array(string({ maxLength: 63, pattern: LABEL_VALUE, patternMessage: LABEL_VALUE_MESSAGE })),
+      minValues: integer({ minimum: 1, maximum: 50 }),
+    },
+    {
+      required: ['key', 'operator'],
+      rules: nodePool ? [...requirementRules, ...nodePoolRequirementRules] : requirementRules,
+    },
+  );
+}
 
 const nonEmpty = (field: string): Schema =>
   string({ rules: [rule(`${field} may not be empty`, (v: string) => v !== '')] });
@@ -186,11 +243,12 @@ const uniqueTaints: Rule<JsonObject> = (spec, path) => {
   return issues;
 };
 
-function claimSpecProperties(): Record<string, Schema> {
+/** The claim spec fields; `nodePool` adds the checks Karpenter's NodePool runtime validation makes. */
+function claimSpecProperties(nodePool: boolean): Record<string, Schema> {
   return {
-    taints: array(taintSchema),
-    startupTaints: array(taintSchema),
-    requirements: array(requirementSchema, { maxItems: 100 }),
+    taints: array(taintSchema(nodePool)),
+    startupTaints: array(taintSchema(nodePool)),
+    requirements: array(requirementSchema(nodePool), { maxItems: 100 }),
     nodeClassRef: nodeClassRefSchema,
     expireAfter: string({
       pattern: EXPIRE_AFTER_PATTERN,
@@ -238,11 +296,15 @@ const nodePoolSpecSchema = object(
         metadata: object({
           labels: map(string({ maxLength: 63, pattern: LABEL_VALUE, patternMessage: LABEL_VALUE_MESSAGE }), {
             maxProperties: 100,
-            keys: string({ pattern: QUALIFIED_NAME, patternMessage: QUALIFIED_NAME_MESSAGE, rules: [labelKeyRules] }),
+            keys: string({
+              pattern: QUALIFIED_NAME,
+              patternMessage: QUALIFIED_NAME_MESSAGE,
+              rules: [labelKeyRules({ nodePool: true }), qualifiedNameRule],
+            }),
           }),
           annotations: map(string()),
         }),
-        spec: object(claimSpecProperties(), { required: ['nodeClassRef', 'requirements'], rules: [uniqueTaints] }),
+        spec: object(claimSpecProperties(true), { required: ['nodeClassRef', 'requirements'], rules: [uniqueTaints] }),
       },
       { required: ['spec'] },
     ),
@@ -288,7 +350,7 @@ const nodeClaimSchema = topLevel(
   NODECLAIM_API_VERSION,
   'NodeClaim',
   object(
-    { ...claimSpecProperties(), resources: object({ requests: map(quantity()) }) },
+    { ...claimSpecProperties(false), resources: object({ requests: map(quantity()) }) },
     { required: ['nodeClassRef', 'requirements'], rules: [uniqueTaints] },
   ),
 );
@@ -585,9 +647,11 @@ const ebsSchema = object(
 );
 
 const networkInterfacesRules: Rule<unknown[]>[] = [
+  // The CRD rule admits an empty list (EC2 then attaches its default primary interface).
   rule(
     'networkInterfaces must contain the primary network interface (networkCardIndex 0, deviceIndex 0, interfaceType interface)',
     (nics) =>
+      nics.length === 0 ||
       asObjects(nics).some((n) => n.networkCardIndex === 0 && n.deviceIndex === 0 && n.interfaceType === 'interface'),
   ),
   (nics, path) => {

@@ -1,58 +1,40 @@
-// Launches the instance of one NodeClaim (AWS pkg/providers/instance): ensure its launch templates,
-// CreateFleet over the cheapest offerings, and on capacity errors mark those offerings unavailable
-// for 3 minutes and try again with what remains. Events are at-least-once, so a claim that already
-// has an instance gets that instance back instead of a second one.
+// Launches the instance of one NodeClaim (AWS pkg/providers/instance): plan the exact requests
+// (shared/launch/request planLaunch: compatible offerings, launch-time filters, templates, fleet),
+// ensure the launch templates, CreateFleet, and on capacity errors mark what ran out (offering,
+// reservation, subnet or the whole spot capacity type) for 3 minutes and try again with what
+// remains. Events are at-least-once, so a claim that already has a live instance gets that
+// instance back instead of a second one.
 
 import type { CreateFleetCommandOutput, CreateFleetError, Instance } from '@aws-sdk/client-ec2';
-import type { EC2NodeClass, NodePool, Taint } from '../../apis/v1/types';
-import type { CapacityType, InstanceType } from '../../instancetypes/types';
+import type { CapacityType } from '../../instancetypes/types';
 import {
-  buildCreateFleetRequest,
   type FleetOverride,
-  fleetClientToken,
   offeringKey,
-  selectOverrides,
+  SERVICE_LINKED_ROLE_CODE,
   UNFULFILLABLE_CAPACITY_CODES,
 } from '../../launch/fleet';
 import {
-  buildCreateLaunchTemplateInput,
-  type ClusterInfo,
-  type ResolvedAMI,
-  resolveLaunchTemplates,
-} from '../../launch/launchtemplate';
-import { instanceTags } from '../../launch/tags';
-import { errorCode, errorMessage, isThrottling, LAUNCH_TEMPLATE_NOT_FOUND_CODES } from '../aws-errors';
+  type LaunchAvailability,
+  type LaunchClaim,
+  type PlannedLaunch,
+  planLaunch,
+  type ResolvedNodeClass,
+} from '../../launch/request';
+import { errorCode, errorMessage, isNotFound, isThrottling, LAUNCH_TEMPLATE_NOT_FOUND_CODES } from '../aws-errors';
 import { realSleep, type Sleep } from '../clock';
 import type { LaunchTemplateProvider } from '../launchtemplate';
 import type { EC2Api } from '../ports';
-import type { SecurityGroup } from '../securitygroup';
-import { type Subnet, subnetsByZone } from '../subnet';
-import type { UnavailableOfferings } from '../unavailableofferings';
+import { InflightIPs } from '../subnet';
+import { scopeKey, type UnavailableOfferings, type UnavailableScope } from '../unavailableofferings';
 
 export type InstancePort = Pick<EC2Api, 'createFleet' | 'describeInstances'>;
 
-/** A planned NodeClaim: what to launch. */
-export interface LaunchRequest {
-  nodeClaimName: string;
-  nodePool: NodePool;
-  nodeClass: EC2NodeClass;
-  /** Candidate types, cheapest first. */
-  instanceTypes: InstanceType[];
-  capacityType: CapacityType;
-  /** NodeClaim labels (userData registers the node with them). */
-  labels: Record<string, string>;
-  taints?: Taint[];
-  efa?: boolean;
-}
-
-/** The node class resolved against AWS (see shared/nodeclass). */
-export interface ResolvedNodeClass {
-  subnets: Subnet[];
-  securityGroups: SecurityGroup[];
-  amis: ResolvedAMI[];
-  instanceProfile: string;
-  cluster: ClusterInfo;
-}
+/**
+ * A planned NodeClaim: what to launch. See LaunchClaim for every field; `requirements` (the
+ * claim's spec.requirements) is required, and `capacityType` only pins the capacity type.
+ */
+export type LaunchRequest = LaunchClaim;
+export type { ResolvedNodeClass };
 
 export interface LaunchedInstance {
   instanceId: string;
@@ -83,7 +65,7 @@ export class InsufficientCapacityError extends Error {
     readonly failures: readonly OfferingFailure[],
   ) {
     super(
-      `NodeClaim ${nodeClaimName}: no offering has capacity${failures.length > 0 ? ` (${describeFailures(failures)})` : ' (all candidate offerings are marked unavailable)'}`,
+      `NodeClaim ${nodeClaimName}: no offering has capacity${failures.length > 0 ? ` (${describeFailures(failures)})` : ' (no offering compatible with its requirements is available in the node class subnets, or all are marked unavailable)'}`,
     );
   }
 }
@@ -109,19 +91,33 @@ export interface InstanceLauncherDeps {
   /** Own retries of a throttled call, on top of the SDK's. */
   throttleRetries?: number;
   throttleBaseDelayMs?: number;
+  /** Shared across launches of one process so each launch sees the IPs the previous ones took. */
+  inflightIPs?: InflightIPs;
 }
 
 const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped'];
+const DEAD_STATES = new Set(['shutting-down', 'terminated']);
 
 function capacityTypeOf(instance: Instance): CapacityType {
   return instance.InstanceLifecycle === 'spot' ? 'spot' : 'on-demand';
 }
 
+/** Per-launch bookkeeping the retries share. */
+interface LaunchState {
+  failures: OfferingFailure[];
+  /** Cache keys this launch saw fail, honoured even if the cache port is eventually consistent. */
+  failedHere: Set<string>;
+  templatesRefreshed: boolean;
+  tokenSalt?: string;
+}
+
 export class InstanceLauncher {
   private readonly sleep: Sleep;
+  private readonly inflight: InflightIPs;
 
   constructor(private readonly deps: InstanceLauncherDeps) {
     this.sleep = deps.sleep ?? realSleep;
+    this.inflight = deps.inflightIPs ?? new InflightIPs();
   }
 
   /** The claim's live instance, if it has one (tag karpenter.sh/nodeclaim). */
@@ -151,162 +147,216 @@ export class InstanceLauncher {
     const existing = await this.findExisting(request.nodeClaimName);
     if (existing) return existing;
 
-    let templateFor = await this.ensureTemplates(request, resolved);
-    const byZone = subnetsByZone(resolved.subnets);
-    const zoneOfSubnet = new Map(resolved.subnets.map((s) => [s.id, s.zone]));
-    const tags = instanceTags({
-      clusterName: this.deps.clusterName,
-      nodePool: request.nodePool.metadata.name,
-      nodeClass: request.nodeClass,
-      nodeClaimName: request.nodeClaimName,
-    });
-    const failures: OfferingFailure[] = [];
-    const failedHere = new Set<string>();
-    let templatesRefreshed = false;
-    const maxAttempts = request.instanceTypes.length * Math.max(1, Object.keys(byZone).length) + 2;
-
+    const state: LaunchState = { failures: [], failedHere: new Set(), templatesRefreshed: false };
+    const zones = new Set(resolved.subnets.map((s) => s.zone)).size;
+    const maxAttempts = request.instanceTypes.length * Math.max(1, zones) * 2 + resolved.subnets.length + 3;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
-      const unavailable = await this.unavailableOfferings(request, Object.keys(byZone), failedHere);
-      const candidates = request.instanceTypes.filter((t) => templateFor.has(t.name));
-      const overrides: FleetOverride[] = selectOverrides({
-        instanceTypes: candidates,
-        capacityType: request.capacityType,
-        subnetsByZone: byZone,
-        templateFor: (type) => templateFor.get(type)?.name ?? '',
-        isUnavailable: (ct, type, zone) => unavailable.has(offeringKey(ct, type, zone)),
+      const plan = planLaunch(request, resolved, {
+        clusterName: this.deps.clusterName,
+        ...(this.deps.region ? { region: this.deps.region } : {}),
+        availability: await this.availability(request, resolved, state.failedHere),
+        ...(state.tokenSalt !== undefined ? { tokenSalt: state.tokenSalt } : {}),
       });
-      if (overrides.length === 0) throw new InsufficientCapacityError(request.nodeClaimName, failures);
-
-      const fleet = buildCreateFleetRequest({
-        capacityType: request.capacityType,
-        overrides,
-        tags,
-        // A new token per attempt: EC2 rejects a reused token whose request changed.
-        clientToken: fleetClientToken(request.nodeClaimName, attempt === 0 ? undefined : String(attempt)),
-        ...(request.nodeClass.spec.context ? { context: request.nodeClass.spec.context } : {}),
-      });
-      const out: CreateFleetCommandOutput = await this.retryThrottled(() => this.deps.ec2.createFleet(fleet));
-
-      const capacityFailures: OfferingFailure[] = [];
-      const otherFailures: OfferingFailure[] = [];
-      let templateMissing = false;
-      for (const error of out.Errors ?? []) {
-        const failure = this.failureOf(error, request.capacityType, zoneOfSubnet);
-        if (UNFULFILLABLE_CAPACITY_CODES.has(failure.code) && failure.offering) {
-          const [, type = '', zone = ''] = failure.offering.split(':');
-          await this.deps.unavailable.markUnavailable(
-            request.capacityType,
-            type,
-            zone,
-            `${failure.code}: ${failure.message}`,
-          );
-          failedHere.add(failure.offering);
-          capacityFailures.push(failure);
-        } else {
-          if (LAUNCH_TEMPLATE_NOT_FOUND_CODES.has(failure.code)) templateMissing = true;
-          otherFailures.push(failure);
-        }
+      if (plan.overrides.length === 0) throw new InsufficientCapacityError(request.nodeClaimName, state.failures);
+      for (const template of plan.templates) {
+        await this.retryThrottled(() => this.deps.launchTemplates.ensure(template.input));
       }
-      failures.push(...capacityFailures);
-
-      const launched = (out.Instances ?? []).find((i) => (i.InstanceIds ?? []).length > 0);
-      const instanceId = launched?.InstanceIds?.[0];
-      if (launched && instanceId) {
-        const override = launched.LaunchTemplateAndOverrides?.Overrides;
-        const chosen =
-          overrides.find(
-            (o) =>
-              o.instanceType === launched.InstanceType && (!override?.SubnetId || o.subnetId === override.SubnetId),
-          ) ?? overrides.find((o) => o.instanceType === launched.InstanceType);
-        const type = launched.InstanceType ?? chosen?.instanceType ?? '';
-        const imageId = override?.ImageId ?? templateFor.get(type)?.amiId;
-        return {
-          instanceId,
-          instanceType: type,
-          zone:
-            override?.AvailabilityZone ??
-            (override?.SubnetId ? zoneOfSubnet.get(override.SubnetId) : undefined) ??
-            chosen?.zone ??
-            '',
-          capacityType:
-            launched.Lifecycle === 'spot'
-              ? 'spot'
-              : launched.Lifecycle === 'on-demand'
-                ? 'on-demand'
-                : request.capacityType,
-          ...(imageId ? { imageId } : {}),
-          existing: false,
-        };
-      }
-      if (templateMissing && !templatesRefreshed) {
-        // Deleted behind our cache (e.g. by garbage collection): drop it and recreate once.
-        templatesRefreshed = true;
-        for (const name of new Set([...templateFor.values()].map((t) => t.name))) {
-          this.deps.launchTemplates.invalidate(name);
-        }
-        templateFor = await this.ensureTemplates(request, resolved);
+      let out: CreateFleetCommandOutput;
+      try {
+        out = await this.retryThrottled(() => this.deps.ec2.createFleet(plan.fleet));
+      } catch (error) {
+        // A template deleted behind our cache, reported for the whole request: recreate once.
+        if (!this.refreshTemplates(errorCode(error), plan, state)) throw error;
         continue;
       }
-      if (otherFailures.length > 0) throw new LaunchError(request.nodeClaimName, [...failures, ...otherFailures]);
-      if (capacityFailures.length === 0) {
-        throw new LaunchError(request.nodeClaimName, [
-          { offering: '', code: 'NoInstance', message: 'CreateFleet returned neither an instance nor an error' },
-        ]);
-      }
+      const outcome = await this.outcome(request, resolved, plan, out, state);
+      if (outcome === 'retry') continue;
+      return outcome;
     }
-    throw new InsufficientCapacityError(request.nodeClaimName, failures);
+    throw new InsufficientCapacityError(request.nodeClaimName, state.failures);
   }
 
-  /** instance type → its launch template and AMI, ensuring each template exists. */
-  private async ensureTemplates(
+  /** The launched instance, or 'retry' after recording what failed; throws when nothing can help. */
+  private async outcome(
     request: LaunchRequest,
     resolved: ResolvedNodeClass,
-  ): Promise<Map<string, { name: string; amiId: string }>> {
-    const groups = resolveLaunchTemplates({
-      clusterName: this.deps.clusterName,
-      cluster: resolved.cluster,
-      nodePool: request.nodePool,
-      nodeClass: request.nodeClass,
-      instanceTypes: request.instanceTypes,
-      amis: resolved.amis,
-      capacityType: request.capacityType,
-      instanceProfile: resolved.instanceProfile,
-      securityGroupIds: resolved.securityGroups.map((g) => g.id),
-      labels: request.labels,
-      ...(request.taints ? { taints: request.taints } : {}),
-      ...(request.efa !== undefined ? { efa: request.efa } : {}),
-      ...(this.deps.region ? { region: this.deps.region } : {}),
-    });
-    const templateFor = new Map<string, { name: string; amiId: string }>();
-    for (const group of groups) {
-      const input = buildCreateLaunchTemplateInput(group.spec);
-      const ensured = await this.retryThrottled(() => this.deps.launchTemplates.ensure(input));
-      for (const type of group.instanceTypes) {
-        if (!templateFor.has(type.name)) templateFor.set(type.name, { name: ensured.name, amiId: group.spec.amiId });
+    plan: PlannedLaunch,
+    out: CreateFleetCommandOutput,
+    state: LaunchState,
+  ): Promise<LaunchedInstance | 'retry'> {
+    const zoneOfSubnet = new Map(resolved.subnets.map((s) => [s.id, s.zone]));
+    const launched = (out.Instances ?? []).find((i) => (i.InstanceIds ?? []).length > 0);
+    const instanceId = launched?.InstanceIds?.[0];
+    if (launched && instanceId) {
+      if (await this.isDead(instanceId)) {
+        // The token's fleet already ran and its instance is gone (an identical replay after the
+        // first instance died): a new token asks EC2 for a new instance.
+        state.tokenSalt = instanceId;
+        return 'retry';
+      }
+      const result = this.launchedInstance(plan, launched, instanceId, zoneOfSubnet);
+      const subnetId =
+        launched.LaunchTemplateAndOverrides?.Overrides?.SubnetId ??
+        plan.overrides.find((o) => o.instanceType === result.instanceType && o.zone === result.zone)?.subnetId;
+      const type = request.instanceTypes.find((t) => t.name === result.instanceType);
+      // VPC CNI gives each pod an address: the type's pod capacity bounds what the node will take.
+      if (subnetId) this.inflight.add(subnetId, 1 + (type?.capacity.pods ?? 0));
+      return result;
+    }
+
+    const capacityFailures: OfferingFailure[] = [];
+    const otherFailures: OfferingFailure[] = [];
+    let templateMissing = false;
+    for (const error of out.Errors ?? []) {
+      const failure = this.failureOf(error, plan.capacityType, zoneOfSubnet);
+      if (await this.markCapacityFailure(error, failure, plan, state)) capacityFailures.push(failure);
+      else {
+        if (LAUNCH_TEMPLATE_NOT_FOUND_CODES.has(failure.code)) templateMissing = true;
+        otherFailures.push(failure);
       }
     }
-    return templateFor;
+    state.failures.push(...capacityFailures);
+    if (templateMissing && this.refreshTemplates('InvalidLaunchTemplateName.NotFoundException', plan, state)) {
+      return 'retry';
+    }
+    if (otherFailures.length > 0) {
+      throw new LaunchError(request.nodeClaimName, [...state.failures, ...otherFailures]);
+    }
+    if (capacityFailures.length === 0) {
+      throw new LaunchError(request.nodeClaimName, [
+        { offering: '', code: 'NoInstance', message: 'CreateFleet returned neither an instance nor an error' },
+      ]);
+    }
+    return 'retry';
   }
 
-  /** Keys of the claim's offerings that cannot be used now: cached ICE, failed in this launch, or not offered. */
-  private async unavailableOfferings(
+  /**
+   * Records a capacity error where Karpenter does: the offering (or, for reserved launches, the
+   * reservation), the subnet when it ran out of addresses, the whole spot capacity type when its
+   * service-linked role is missing. False when the error is not about capacity.
+   */
+  private async markCapacityFailure(
+    error: CreateFleetError,
+    failure: OfferingFailure,
+    plan: PlannedLaunch,
+    state: LaunchState,
+  ): Promise<boolean> {
+    const reason = `${failure.code}: ${failure.message}`;
+    if (failure.code === SERVICE_LINKED_ROLE_CODE) {
+      await this.markScope(state, { kind: 'capacity-type', capacityType: 'spot' }, reason);
+      return true;
+    }
+    if (!UNFULFILLABLE_CAPACITY_CODES.has(failure.code) || !failure.offering) return false;
+    const [, type = '', zone = ''] = failure.offering.split(':');
+    const override = plan.overrides.find((o) => o.instanceType === type && o.zone === zone);
+    const subnetId = error.LaunchTemplateAndOverrides?.Overrides?.SubnetId ?? override?.subnetId;
+    if (failure.code === 'InsufficientFreeAddressesInSubnet' && subnetId) {
+      // The subnet is full, not the offering: another subnet of the zone may still launch it.
+      await this.markScope(state, { kind: 'subnet', subnetId }, reason);
+      return true;
+    }
+    if (plan.capacityType === 'reserved' && override?.reservationId) {
+      await this.markScope(state, { kind: 'reservation', reservationId: override.reservationId }, reason);
+    } else {
+      await this.deps.unavailable.markUnavailable(plan.capacityType, type, zone, reason);
+      state.failedHere.add(failure.offering);
+    }
+    return true;
+  }
+
+  private async markScope(state: LaunchState, scope: UnavailableScope, reason: string): Promise<void> {
+    await this.deps.unavailable.markScopeUnavailable(scope, reason);
+    state.failedHere.add(scopeKey(scope));
+  }
+
+  /** Drops the plan's templates from the cache once, so the next attempt recreates them. */
+  private refreshTemplates(code: string | undefined, plan: PlannedLaunch, state: LaunchState): boolean {
+    if (!code || !LAUNCH_TEMPLATE_NOT_FOUND_CODES.has(code) || state.templatesRefreshed) return false;
+    state.templatesRefreshed = true;
+    for (const t of plan.templates) this.deps.launchTemplates.invalidate(t.input.LaunchTemplateName ?? '');
+    return true;
+  }
+
+  /** Whether EC2 says the instance is gone; an instance it does not know yet is new, so alive. */
+  private async isDead(instanceId: string): Promise<boolean> {
+    try {
+      const out = await this.retryThrottled(() => this.deps.ec2.describeInstances({ InstanceIds: [instanceId] }));
+      const instance = (out.Reservations ?? [])
+        .flatMap((r) => r.Instances ?? [])
+        .find((i) => i.InstanceId === instanceId);
+      return instance?.State?.Name !== undefined && DEAD_STATES.has(instance.State.Name);
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  private launchedInstance(
+    plan: PlannedLaunch,
+    launched: NonNullable<CreateFleetCommandOutput['Instances']>[number],
+    instanceId: string,
+    zoneOfSubnet: Map<string, string>,
+  ): LaunchedInstance {
+    const override = launched.LaunchTemplateAndOverrides?.Overrides;
+    const chosen: FleetOverride | undefined =
+      plan.overrides.find(
+        (o) => o.instanceType === launched.InstanceType && (!override?.SubnetId || o.subnetId === override.SubnetId),
+      ) ?? plan.overrides.find((o) => o.instanceType === launched.InstanceType);
+    const type = launched.InstanceType ?? chosen?.instanceType ?? '';
+    const imageId = override?.ImageId ?? chosen?.imageId;
+    return {
+      instanceId,
+      instanceType: type,
+      zone:
+        override?.AvailabilityZone ??
+        (override?.SubnetId ? zoneOfSubnet.get(override.SubnetId) : undefined) ??
+        chosen?.zone ??
+        '',
+      capacityType:
+        plan.capacityType === 'reserved'
+          ? 'reserved'
+          : launched.Lifecycle === 'spot'
+            ? 'spot'
+            : launched.Lifecycle === 'on-demand'
+              ? 'on-demand'
+              : plan.capacityType,
+      ...(imageId ? { imageId } : {}),
+      existing: false,
+    };
+  }
+
+  /** The cache read once per attempt into sync predicates for the pure planner. */
+  private async availability(
     request: LaunchRequest,
-    zones: readonly string[],
+    resolved: ResolvedNodeClass,
     failedHere: ReadonlySet<string>,
-  ): Promise<Set<string>> {
+  ): Promise<LaunchAvailability> {
     const keys = new Set(failedHere);
+    const zones = new Set(resolved.subnets.map((s) => s.zone));
+    const cache = this.deps.unavailable;
+    const check = async (scope: UnavailableScope) => {
+      const key = scopeKey(scope);
+      if (!keys.has(key) && (await cache.isScopeUnavailable(scope))) keys.add(key);
+    };
+    for (const capacityType of ['spot', 'on-demand', 'reserved'] as const) {
+      await check({ kind: 'capacity-type', capacityType });
+    }
+    for (const s of resolved.subnets) await check({ kind: 'subnet', subnetId: s.id });
     for (const type of request.instanceTypes) {
-      for (const zone of zones) {
-        const key = offeringKey(request.capacityType, type.name, zone);
-        if (keys.has(key)) continue;
-        const offered = type.offerings.some(
-          (o) => o.zone === zone && o.capacityType === request.capacityType && o.available,
-        );
-        if (!offered || (await this.deps.unavailable.isUnavailable(request.capacityType, type.name, zone)))
-          keys.add(key);
+      for (const o of type.offerings) {
+        if (!o.available || !zones.has(o.zone)) continue;
+        const key = offeringKey(o.capacityType, type.name, o.zone);
+        if (!keys.has(key) && (await cache.isUnavailable(o.capacityType, type.name, o.zone))) keys.add(key);
+        if (o.reservationId) await check({ kind: 'reservation', reservationId: o.reservationId });
       }
     }
-    return keys;
+    return {
+      offering: (ct, type, zone) => keys.has(offeringKey(ct, type, zone)),
+      capacityType: (capacityType) => keys.has(scopeKey({ kind: 'capacity-type', capacityType })),
+      reservation: (reservationId) => keys.has(scopeKey({ kind: 'reservation', reservationId })),
+      subnet: (subnetId) => keys.has(scopeKey({ kind: 'subnet', subnetId })),
+      inflightIPs: (id) => this.inflight.get(id),
+    };
   }
 
   private failureOf(

@@ -166,7 +166,8 @@ const nodePoolCases: Case[] = [
   c(
     'requirement key at most 316 characters',
     nodePool,
-    [[REQ, { key: 'a'.repeat(316), operator: 'Exists' }]],
+    // The longest qualified name: a 253-character prefix, '/', a 62-character name.
+    [[REQ, { key: `${'a'.repeat(253)}/${'b'.repeat(62)}`, operator: 'Exists' }]],
     [[REQ, { key: 'a'.repeat(317), operator: 'Exists' }]],
     `${REQ}.key`,
     'Too long: may not be more than 316 bytes',
@@ -196,12 +197,36 @@ const nodePoolCases: Case[] = [
     'invalid key: "karpenter.sh/nodepool" in requirements, restricted',
   ),
   c(
-    'requirement key domain kubernetes.io',
+    'requirement key domains kubernetes.io and k8s.io are open since Karpenter v1.9',
     nodePool,
-    [[REQ, { key: 'node.kubernetes.io/instance-type', operator: 'Exists' }]],
-    [[REQ, { key: 'kubernetes.io/team', operator: 'Exists' }]],
+    [
+      [
+        `${NP}.requirements`,
+        [
+          { key: 'kubernetes.io/team', operator: 'Exists' },
+          { key: 'subdomain.k8s.io/key', operator: 'Exists' },
+        ],
+      ],
+    ],
+    [[REQ, { key: 'kubernetes.io/hostname', operator: 'Exists' }]],
     `${REQ}.key`,
-    'label domain "kubernetes.io" is restricted',
+    'label "kubernetes.io/hostname" is restricted',
+  ),
+  c(
+    'requirement key name at most 63 characters (runtime IsQualifiedName)',
+    nodePool,
+    [[REQ, { key: `example.com/${'n'.repeat(63)}`, operator: 'Exists' }]],
+    [[REQ, { key: `example.com/${'n'.repeat(64)}`, operator: 'Exists' }]],
+    `${REQ}.key`,
+    `Invalid value: "example.com/${'n'.repeat(64)}": name part must be no more than 63 bytes`,
+  ),
+  c(
+    'requirement key prefix at most 253 characters (runtime IsQualifiedName)',
+    nodePool,
+    [[REQ, { key: `${'p'.repeat(253)}/n`, operator: 'Exists' }]],
+    [[REQ, { key: `${'p'.repeat(254)}/n`, operator: 'Exists' }]],
+    `${REQ}.key`,
+    `Invalid value: "${'p'.repeat(254)}/n": prefix part must be no more than 253 bytes`,
   ),
   c(
     'requirement key kubernetes.io/hostname',
@@ -210,14 +235,6 @@ const nodePoolCases: Case[] = [
     [[REQ, { key: 'kubernetes.io/hostname', operator: 'Exists' }]],
     `${REQ}.key`,
     'label "kubernetes.io/hostname" is restricted',
-  ),
-  c(
-    'requirement key domain k8s.io',
-    nodePool,
-    [[REQ, { key: 'kops.k8s.io/instancegroup', operator: 'Exists' }]],
-    [[REQ, { key: 'k8s.io/team', operator: 'Exists' }]],
-    `${REQ}.key`,
-    'label domain "k8s.io" is restricted',
   ),
   c(
     'requirement key domain karpenter.k8s.aws (the AWS allowed list)',
@@ -292,12 +309,20 @@ const nodePoolCases: Case[] = [
     'label domain "karpenter.k8s.aws" is restricted',
   ),
   c(
-    'template label domain kubernetes.io',
+    'template label domains kubernetes.io and k8s.io are open; kubernetes.io/hostname is not',
     nodePool,
-    [['spec.template.metadata.labels', { 'node-restriction.kubernetes.io/team': 'a' }]],
-    [['spec.template.metadata.labels', { 'kubernetes.io/team': 'a' }]],
-    'spec.template.metadata.labels[kubernetes.io/team]',
-    'label domain "kubernetes.io" is restricted',
+    [['spec.template.metadata.labels', { 'kubernetes.io/team': 'a', 'subdomain.k8s.io/key': 'b' }]],
+    [['spec.template.metadata.labels', { 'kubernetes.io/hostname': 'a' }]],
+    'spec.template.metadata.labels[kubernetes.io/hostname]',
+    'label "kubernetes.io/hostname" is restricted',
+  ),
+  c(
+    'template label key name at most 63 characters (runtime IsQualifiedName)',
+    nodePool,
+    [['spec.template.metadata.labels', { [`example.com/${'n'.repeat(63)}`]: 'a' }]],
+    [['spec.template.metadata.labels', { [`example.com/${'n'.repeat(64)}`]: 'a' }]],
+    `spec.template.metadata.labels[example.com/${'n'.repeat(64)}]`,
+    `Invalid value: "example.com/${'n'.repeat(64)}": name part must be no more than 63 bytes`,
   ),
   c(
     'template label value pattern',
@@ -1390,6 +1415,14 @@ const nodeClassCases: Case[] = [
     'Invalid value: 61: should be less than or equal to 60',
   ),
   c(
+    'networkInterfaces may be empty',
+    nodeClass,
+    [['spec.networkInterfaces', []]],
+    [['spec.networkInterfaces', {}]],
+    'spec.networkInterfaces',
+    'Invalid value: {}: must be of type array, not object',
+  ),
+  c(
     'networkInterfaces include the primary interface',
     nodeClass,
     [
@@ -1505,6 +1538,23 @@ const nodeClaimCases: Case[] = [
     [['spec.requirements[0].values', []]],
     'spec.requirements[0]',
     "requirements with operator 'In' must have a value defined",
+  ),
+  c(
+    'NodeClaim requirements: no known-values check (a NodePool runtime check only), nodepool key allowed',
+    nodeClaim,
+    [
+      [
+        'spec.requirements',
+        [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['cheap'] },
+          { key: 'karpenter.sh/nodepool', operator: 'In', values: ['default'] },
+          { key: 'kubernetes.io/team', operator: 'Exists' },
+        ],
+      ],
+    ],
+    [['spec.requirements[0]', { key: 'karpenter.sh/team', operator: 'Exists' }]],
+    'spec.requirements[0].key',
+    'label domain "karpenter.sh" is restricted',
   ),
   c(
     'NodeClaim duplicate taints',

@@ -55,17 +55,19 @@ describe('instance profile on moto', () => {
     const listed = await account.iam.send(new ListInstanceProfilesCommand({ PathPrefix: '/karpenter/' }));
     expect(listed.InstanceProfiles?.map((p) => p.InstanceProfileName)).toEqual([name]);
 
-    // A changed role replaces the old one in the same profile (a profile holds one role).
-    await provider.ensure({ ...nodeClass, spec: { ...nodeClass.spec, role: 'OtherRole' } });
-    const after = await account.iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name }));
-    expect(after.InstanceProfile?.Roles?.map((r) => r.RoleName)).toEqual(['OtherRole']);
+    // A changed role gets a new profile; the old one keeps its role for the nodes running with it.
+    const other = { ...nodeClass, spec: { ...nodeClass.spec, role: 'OtherRole' } };
+    const next = await provider.ensure(other);
+    expect(next).toBe(instanceProfileName('c1', 'us-west-2', 'default', 'OtherRole'));
+    const old = await account.iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name }));
+    expect(old.InstanceProfile?.Roles?.map((r) => r.RoleName)).toEqual(['KarpenterNodeRole-c1']);
+    const fresh = await account.iam.send(new GetInstanceProfileCommand({ InstanceProfileName: next }));
+    expect(fresh.InstanceProfile?.Roles?.map((r) => r.RoleName)).toEqual(['OtherRole']);
+    expect(fresh.InstanceProfile?.Path).toBe('/karpenter/us-west-2/c1/default/');
 
-    expect(await provider.inspect({ ...nodeClass, spec: { ...nodeClass.spec, role: 'OtherRole' } })).toMatchObject({
-      name,
-      exists: true,
-      managed: true,
-      hasRole: true,
-    });
+    expect(await provider.inspect(other)).toMatchObject({ name: next, exists: true, managed: true, hasRole: true });
+    // Changing back reuses the first profile.
+    expect(await provider.ensure(nodeClass)).toBe(name);
   });
 
   it('reports a role that does not exist', async () => {

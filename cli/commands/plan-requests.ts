@@ -1,0 +1,184 @@
+// `karpless plan --requests DIR`: for each planned NodeClaim, the CreateLaunchTemplate and
+// CreateFleet requests its launch would send, written as JSON, offline. They come from
+// shared/launch/request planLaunch, the function the launcher sends from, so a dry run shows
+// exactly what AWS would be asked for. What only AWS knows is filled with flags or placeholders:
+// subnets (--subnet ZONE=subnet-id), security groups (--security-group), AMIs (an alias becomes the
+// `resolve:ssm:` form launch templates accept), the instance profile and the cluster.
+
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { aliasParameters } from '../../shared/amifamily/alias';
+import { LABEL_NODEPOOL } from '../../shared/apis/v1/labels';
+import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
+import type { Catalog } from '../../shared/instancetypes/types';
+import { kubeDNSIP } from '../../shared/launch/cluster';
+import type { ClusterInfo, ResolvedAMI } from '../../shared/launch/launchtemplate';
+import { type LaunchClaim, type PlannedLaunch, planLaunch, type ResolvedNodeClass } from '../../shared/launch/request';
+import { instanceProfileName } from '../../shared/providers/instanceprofile';
+import type { PlannedNodeClaim } from '../../shared/scheduling';
+import { UsageError } from '../command';
+
+/** Enough free addresses that a placeholder subnet never looks full. */
+const PLACEHOLDER_FREE_IPS = 4096;
+
+export interface OfflineCluster {
+  name: string;
+  region: string;
+  version: string;
+  endpoint: string;
+  caBundle: string;
+  serviceCIDR: string;
+}
+
+export const DEFAULT_OFFLINE_CLUSTER = {
+  name: 'cluster',
+  version: '1.33',
+  endpoint: 'https://EXAMPLE.gr7.us-east-1.eks.amazonaws.com',
+  caBundle: 'Q0EgQlVORExF',
+  serviceCIDR: '10.100.0.0/16',
+} as const;
+
+/** zone → subnet ID from `--subnet ZONE=subnet-id` flags. */
+export function parseSubnetFlags(values: readonly string[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const value of values) {
+    const [zone, id, ...rest] = value.split('=');
+    if (!zone || !id || rest.length > 0) {
+      throw new UsageError(`--subnet "${value}": expected ZONE=subnet-id, e.g. --subnet us-east-1a=subnet-0abc`);
+    }
+    out[zone] = [...(out[zone] ?? []), id];
+  }
+  return out;
+}
+
+/** The AMIs a node class would resolve to, as far as manifests tell without AWS. */
+export function offlineAMIs(nodeClass: EC2NodeClass, k8sVersion: string): ResolvedAMI[] {
+  const terms = nodeClass.spec.amiSelectorTerms;
+  const alias = terms.find((t) => t.alias)?.alias;
+  if (alias) {
+    try {
+      return aliasParameters(alias, k8sVersion).map((p) => ({
+        id: `resolve:ssm:${p.name}`,
+        requirements: p.requirements,
+      }));
+    } catch {
+      // An alias Karpenter refuses for this version: validation reports it; keep the dry run going.
+    }
+  }
+  const id = terms.find((t) => t.id)?.id;
+  return [{ id: id ?? 'ami-PLACEHOLDER', requirements: [] }];
+}
+
+/** The node class as the launch would see it, from flags and placeholders. */
+export function offlineResolvedNodeClass(args: {
+  nodeClass: EC2NodeClass;
+  catalog: Catalog;
+  cluster: OfflineCluster;
+  subnets: Record<string, string[]>;
+  securityGroups: readonly string[];
+}): ResolvedNodeClass {
+  const zones =
+    Object.keys(args.subnets).length > 0
+      ? args.subnets
+      : Object.fromEntries(
+          [...new Set(args.catalog.instanceTypes.flatMap((t) => t.offerings.map((o) => o.zone)))]
+            .sort()
+            .map((zone) => [zone, [`subnet-PLACEHOLDER-${zone}`]]),
+        );
+  const cluster: ClusterInfo = {
+    name: args.cluster.name,
+    endpoint: args.cluster.endpoint,
+    caBundle: args.cluster.caBundle,
+    serviceCIDR: args.cluster.serviceCIDR,
+    version: args.cluster.version,
+    dnsIP: kubeDNSIP(args.cluster.serviceCIDR),
+    ipv6: args.cluster.serviceCIDR.includes(':'),
+  };
+  return {
+    subnets: Object.entries(zones).flatMap(([zone, ids]) =>
+      ids.map((id) => ({ id, zone, availableIps: PLACEHOLDER_FREE_IPS })),
+    ),
+    securityGroups: (args.securityGroups.length > 0 ? args.securityGroups : ['sg-PLACEHOLDER']).map((id) => ({ id })),
+    amis: offlineAMIs(args.nodeClass, args.cluster.version),
+    instanceProfile:
+      args.nodeClass.spec.instanceProfile ??
+      instanceProfileName(
+        args.cluster.name,
+        args.cluster.region,
+        args.nodeClass.metadata.name,
+        args.nodeClass.spec.role,
+      ),
+    cluster,
+  };
+}
+
+/** What the provision Lambda hands the launcher for a planned claim. */
+export function launchClaimOf(
+  claim: PlannedNodeClaim,
+  name: string,
+  nodePool: NodePool,
+  nodeClass: EC2NodeClass,
+): LaunchClaim {
+  return {
+    nodeClaimName: name,
+    nodePool,
+    nodeClass,
+    instanceTypes: claim.instanceTypes,
+    requirements: claim.requirements,
+    labels: { ...(nodePool.spec.template.metadata?.labels ?? {}), [LABEL_NODEPOOL]: nodePool.metadata.name },
+    efa: (claim.requests['vpc.amazonaws.com/efa'] ?? 0) > 0,
+    enclave: (claim.requests['eks.amazonaws.com/nip-slots'] ?? 0) > 0,
+  };
+}
+
+export interface PlannedRequests {
+  nodeClaimName: string;
+  plan: PlannedLaunch;
+}
+
+/** The requests of every planned claim (names `<nodepool>-plan-<n>`, n from 1 in plan order). */
+export function planRequests(args: {
+  nodeClaims: readonly PlannedNodeClaim[];
+  nodePools: readonly NodePool[];
+  nodeClasses: readonly EC2NodeClass[];
+  catalog: Catalog;
+  cluster: OfflineCluster;
+  subnets: Record<string, string[]>;
+  securityGroups: readonly string[];
+}): PlannedRequests[] {
+  const counts = new Map<string, number>();
+  return args.nodeClaims.map((claim) => {
+    const nodePool = args.nodePools.find((p) => p.metadata.name === claim.nodePool);
+    const nodeClass = args.nodeClasses.find((c) => c.metadata.name === nodePool?.spec.template.spec.nodeClassRef.name);
+    if (!nodePool || !nodeClass)
+      throw new Error(`NodePool/${claim.nodePool}: its EC2NodeClass is not in the manifests`);
+    const n = (counts.get(claim.nodePool) ?? 0) + 1;
+    counts.set(claim.nodePool, n);
+    const nodeClaimName = `${claim.nodePool}-plan-${n}`;
+    const resolved = offlineResolvedNodeClass({ ...args, nodeClass });
+    const plan = planLaunch(launchClaimOf(claim, nodeClaimName, nodePool, nodeClass), resolved, {
+      clusterName: args.cluster.name,
+      region: args.cluster.region,
+    });
+    return { nodeClaimName, plan };
+  });
+}
+
+/** DIR/<claim>/create-launch-template-<n>.json … and DIR/<claim>/create-fleet.json; the paths written. */
+export function writePlannedRequests(dir: string, planned: readonly PlannedRequests[]): string[] {
+  const written: string[] = [];
+  for (const { nodeClaimName, plan } of planned) {
+    const claimDir = join(dir, nodeClaimName);
+    mkdirSync(claimDir, { recursive: true });
+    const write = (file: string, body: unknown) => {
+      const path = join(claimDir, file);
+      writeFileSync(path, `${JSON.stringify(body, null, 2)}\n`);
+      written.push(path);
+    };
+    plan.templates.forEach((t, i) => {
+      write(`create-launch-template-${i + 1}.json`, t.input);
+    });
+    write('create-fleet.json', plan.fleet);
+  }
+  return written;
+}
