@@ -96,7 +96,10 @@ async function ourInstances(): Promise<Instance[]> {
   const out = await account.ec2.send(
     new DescribeInstancesCommand({ Filters: [{ Name: `tag:${TAG.clusterName}`, Values: [CLUSTER] }] }),
   );
-  return (out.Reservations ?? []).flatMap((r) => r.Instances ?? []);
+  // The interruption test starts an instance of its own (its claim is named general-spot1).
+  return (out.Reservations ?? [])
+    .flatMap((r) => r.Instances ?? [])
+    .filter((i) => !(i.Tags ?? []).some((t) => t.Key === TAG.nodeClaim && t.Value === 'general-spot1'));
 }
 
 function pendingPod(name: string, cpu = '500m'): Pod {
@@ -183,7 +186,7 @@ describe('runtime against moto and the fake API server', () => {
   it('turns pending pods into a registered node; a batch delivered three times launches once', async () => {
     api.addPod(pendingPod('web-1'));
     api.addPod(pendingPod('web-2'));
-    await watch(2_500);
+    await watch(5_000);
     const notices = await receiveAll(noticeQueue);
     expect(notices.length).toBeGreaterThan(0);
     const bodies = notices.map((m) => m.Body ?? '');
@@ -205,7 +208,7 @@ describe('runtime against moto and the fake API server', () => {
         taints: [{ key: KUBE.unregisteredTaintKey, effect: 'NoExecute' }],
       }),
     );
-    await watch(1_500);
+    await watch(5_000);
     const registered = api.getNode('ip-10-0-1-10.us-west-2.compute.internal')!;
     expect(registered.metadata.labels).toMatchObject({
       [KUBE.registeredLabel]: 'true',
@@ -264,8 +267,10 @@ describe('runtime against moto and the fake API server', () => {
     expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
     expect(api.getNode(nodeName)).toBeUndefined();
     expect(api.getPod('default', 'bound-1')).toBeUndefined();
-    const states = Object.fromEntries((await ourInstances()).map((i) => [i.InstanceId, i.State?.Name]));
-    expect(['shutting-down', 'terminated']).toContain(states[instance?.InstanceId ?? '']);
+    const ourState = await account.ec2.send(
+      new DescribeInstancesCommand({ InstanceIds: [instance?.InstanceId ?? ''] }),
+    );
+    expect(['shutting-down', 'terminated']).toContain(ourState.Reservations?.[0]?.Instances?.[0]?.State?.Name);
     const otherState = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [otherId] }));
     expect(otherState.Reservations?.[0]?.Instances?.[0]?.State?.Name).toBe('running');
     const replacement = (await receiveAll(noticeQueue)).map((m) => JSON.parse(m.Body ?? '{}'));
