@@ -26,6 +26,7 @@ import { planLowerBound } from './bound';
 import { mixedInput, mixedPods } from './mixed';
 import { makeDiversePods, makeGenericPods } from './pods';
 import { referencePlan } from './reference';
+import { runRuntimeBenchmarks } from './runtime';
 
 export const SIZES = [1, 100, 1000, 5000, 10000, 20000];
 export type Suite = 'karpenter-shape' | 'us-east-1' | 'mixed';
@@ -285,4 +286,9 @@ function main(args: string[]): void {
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main(process.argv.slice(2));
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2);
+  main(args);
+  // The runtime figures join results.json only on a full run (or --write), like the scheduling ones.
+  await runRuntimeBenchmarks(args.length === 0 || args.includes('--write'));
+}

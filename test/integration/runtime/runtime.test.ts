@@ -1,0 +1,279 @@
+// The three handlers in-process against moto (EC2, SQS, EventBridge, DynamoDB) and the fake API
+// server: pending pods → watcher → notice on the bus → provision → tagged instance → the test plays
+// the kubelet → the watcher registers the node; redelivery, interruptions, node deletion.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeInstancesCommand, type Instance, RunInstancesCommand } from '@aws-sdk/client-ec2';
+import { CreateEventBusCommand, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
+import { CreateRoleCommand } from '@aws-sdk/client-iam';
+import {
+  CreateQueueCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHandler as interruptionHandler } from '../../../lambdas/interruption/handler';
+import { createHandler as provisionHandler } from '../../../lambdas/provision/handler';
+import { createHandler as watcherHandler } from '../../../lambdas/watcher/handler';
+import type { Pod } from '../../../shared/apis/core/v1';
+import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
+import { DETAIL_TYPE, EVENT_SOURCE, KUBE, TAG } from '../../../shared/contracts';
+import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
+import {
+  buildRuntime,
+  interruptionDeps,
+  provisionDeps,
+  type Runtime,
+  watcherDeps,
+} from '../../../shared/runtime/environment';
+import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
+import { node, pod } from '../../support/kube/builders';
+import { FakeApiServer } from '../../support/kube/fake-apiserver';
+import { createCluster, createNetwork, type MotoAccount, motoAccount } from '../helpers';
+
+const CLUSTER = 'c1';
+
+const nodeClass: EC2NodeClass = {
+  apiVersion: 'karpenter.k8s.aws/v1',
+  kind: 'EC2NodeClass',
+  metadata: { name: 'default' },
+  spec: {
+    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': CLUSTER } }],
+    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': CLUSTER } }],
+    amiSelectorTerms: [{ alias: 'al2023@latest' }],
+    role: 'KarpenterNodeRole-c1',
+  },
+};
+
+const nodePool: NodePool = {
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: 'general' },
+  spec: {
+    template: {
+      metadata: { labels: { team: 'platform' } },
+      spec: {
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large', 'c5.large', 'm5.xlarge'] },
+        ],
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      },
+    },
+  },
+};
+
+let account: MotoAccount;
+let api: FakeApiServer;
+let runtime: Runtime;
+let noticeQueue: string;
+let tools: Powertools;
+
+function context(remainingMs: number): Context {
+  return { getRemainingTimeInMillis: () => remainingMs, awsRequestId: 'req', functionName: 'fn' } as unknown as Context;
+}
+
+async function receiveAll(queueUrl: string): Promise<Message[]> {
+  const out: Message[] = [];
+  for (;;) {
+    const page = await account.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
+    if (!page.Messages?.length) return out;
+    out.push(...page.Messages);
+  }
+}
+
+function sqsEvent(bodies: string[]): SQSEvent {
+  return { Records: bodies.map((body, i) => ({ messageId: `m${i}`, body })) } as unknown as SQSEvent;
+}
+
+async function ourInstances(): Promise<Instance[]> {
+  const out = await account.ec2.send(
+    new DescribeInstancesCommand({ Filters: [{ Name: `tag:${TAG.clusterName}`, Values: [CLUSTER] }] }),
+  );
+  // The interruption test starts an instance of its own (its claim is named general-spot1).
+  return (out.Reservations ?? [])
+    .flatMap((r) => r.Instances ?? [])
+    .filter((i) => !(i.Tags ?? []).some((t) => t.Key === TAG.nodeClaim && t.Value === 'general-spot1'));
+}
+
+function pendingPod(name: string, cpu = '500m'): Pod {
+  const p = pod(name, { cpu, owner: { kind: 'ReplicaSet', name: 'web' } });
+  p.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
+  return p;
+}
+
+const watch = (ms: number) =>
+  watcherHandler(
+    once(() => watcherDeps(runtime, tools.telemetry)),
+    tools,
+  )({}, context(ms + 5_000));
+const provisionFn = () =>
+  provisionHandler(
+    once(async () => provisionDeps(runtime, tools.telemetry)),
+    tools,
+  );
+const interruptionFn = () =>
+  interruptionHandler(
+    once(() => interruptionDeps(runtime, tools.telemetry)),
+    tools,
+  );
+
+beforeAll(async () => {
+  process.env.POWERTOOLS_LOG_LEVEL = process.env.DEBUG_LOG ?? 'SILENT';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  tools = powertools('itest', CLUSTER);
+  account = motoAccount();
+  await createNetwork(account, {
+    subnets: [{ zone: 'us-west-2a', cidr: '10.0.1.0/24', tags: { 'karpenter.sh/discovery': CLUSTER } }],
+    securityGroups: [{ name: 'nodes', tags: { 'karpenter.sh/discovery': CLUSTER } }],
+  });
+  await createCluster(account, CLUSTER, { serviceCIDR: '172.20.0.0/16' });
+  await account.iam.send(
+    new CreateRoleCommand({
+      RoleName: 'KarpenterNodeRole-c1',
+      AssumeRolePolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: [] }),
+    }),
+  );
+  await createStateTable(dynamoApi(account.dynamodb), 'karpless-state');
+  await account.eventbridge.send(new CreateEventBusCommand({ Name: 'karpless' }));
+  const queue = await account.sqs.send(new CreateQueueCommand({ QueueName: 'notices' }));
+  noticeQueue = queue.QueueUrl ?? '';
+  const arn = await account.sqs.send(
+    new GetQueueAttributesCommand({ QueueUrl: noticeQueue, AttributeNames: ['QueueArn'] }),
+  );
+  await account.eventbridge.send(
+    new PutRuleCommand({
+      Name: 'notices',
+      EventBusName: 'karpless',
+      EventPattern: JSON.stringify({ source: [EVENT_SOURCE], 'detail-type': [DETAIL_TYPE.podsUnschedulable] }),
+    }),
+  );
+  await account.eventbridge.send(
+    new PutTargetsCommand({
+      Rule: 'notices',
+      EventBusName: 'karpless',
+      Targets: [{ Id: 'q', Arn: arn.Attributes?.QueueArn ?? '' }],
+    }),
+  );
+  api = await FakeApiServer.start();
+  const dir = mkdtempSync(join(tmpdir(), 'karpless-runtime-'));
+  const configFile = join(dir, 'karpless-config.json');
+  writeFileSync(configFile, JSON.stringify({ nodePools: [nodePool], nodeClasses: [nodeClass] }));
+  runtime = buildRuntime({
+    env: {
+      KARPLESS_CLUSTER_NAME: CLUSTER,
+      KARPLESS_STATE_TABLE: 'karpless-state',
+      KARPLESS_NOTICE_BUS: 'karpless',
+      KARPLESS_CONFIG_FILE: configFile,
+      KARPLESS_KUBE_ENDPOINT: api.url,
+      AWS_REGION: account.region,
+    },
+    clients: account,
+  });
+});
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+describe('runtime against moto and the fake API server', () => {
+  it('turns pending pods into a registered node; a batch delivered three times launches once', async () => {
+    api.addPod(pendingPod('web-1'));
+    api.addPod(pendingPod('web-2'));
+    await watch(5_000);
+    const notices = await receiveAll(noticeQueue);
+    expect(notices.length).toBeGreaterThan(0);
+    const bodies = notices.map((m) => m.Body ?? '');
+
+    const provision = provisionFn();
+    for (let i = 0; i < 3; i++)
+      expect((await provision(sqsEvent(bodies), context(60_000))).batchItemFailures).toEqual([]);
+    const instances = await ourInstances();
+    expect(instances).toHaveLength(1);
+    const instance = instances[0]!;
+    const tags = Object.fromEntries((instance.Tags ?? []).map((t) => [t.Key, t.Value]));
+    expect(tags[TAG.nodePool]).toBe('general');
+    expect(tags[TAG.nodeClaim]).toMatch(/^general-/);
+
+    // The kubelet of the new instance registers its Node with the unregistered taint.
+    api.addNode(
+      node('ip-10-0-1-10.us-west-2.compute.internal', {
+        providerID: `aws:///${instance.Placement?.AvailabilityZone}/${instance.InstanceId}`,
+        taints: [{ key: KUBE.unregisteredTaintKey, effect: 'NoExecute' }],
+      }),
+    );
+    await watch(5_000);
+    const registered = api.getNode('ip-10-0-1-10.us-west-2.compute.internal')!;
+    expect(registered.metadata.labels).toMatchObject({
+      [KUBE.registeredLabel]: 'true',
+      'node.kubernetes.io/instance-type': instance.InstanceType,
+      'karpenter.sh/nodepool': 'general',
+      team: 'platform',
+    });
+    expect(registered.spec?.taints ?? []).toEqual([]);
+    expect(registered.metadata.finalizers).toContain(KUBE.terminationFinalizer);
+  });
+
+  it('drains and terminates our spot-interrupted node, ignores another cluster’s, fails only a malformed record', async () => {
+    const run = (tags: Record<string, string>) =>
+      account.ec2.send(
+        new RunInstancesCommand({
+          ImageId: 'ami-12c6146b',
+          MinCount: 1,
+          MaxCount: 1,
+          TagSpecifications: [
+            { ResourceType: 'instance', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) },
+          ],
+        }),
+      );
+    const ours = await run({ [TAG.clusterName]: CLUSTER, [TAG.nodeClaim]: 'general-spot1', [TAG.nodePool]: 'general' });
+    const instance = ours.Instances?.[0];
+    const nodeName = 'ip-10-0-1-20.us-west-2.compute.internal';
+    api.addNode(
+      node(nodeName, {
+        providerID: `aws:///us-west-2a/${instance?.InstanceId}`,
+        labels: { [KUBE.registeredLabel]: 'true' },
+        finalizers: [KUBE.terminationFinalizer],
+      }),
+    );
+    api.addPod({
+      ...pod('bound-1', { nodeName, owner: { kind: 'ReplicaSet', name: 'web' } }),
+      status: { phase: 'Running' },
+    });
+    const other = await run({ [TAG.clusterName]: 'other', [TAG.nodeClaim]: 'x' });
+    const otherId = other.Instances?.[0]?.InstanceId ?? '';
+    const spot = (id: string) =>
+      JSON.stringify({
+        version: '0',
+        id: `evt-${id}`,
+        'detail-type': 'EC2 Spot Instance Interruption Warning',
+        source: 'aws.ec2',
+        account: account.accountId,
+        time: new Date().toISOString(),
+        region: account.region,
+        resources: [`arn:aws:ec2:${account.region}:instance/${id}`],
+        detail: { 'instance-id': id, 'instance-action': 'terminate' },
+      });
+    const response = await interruptionFn()(
+      sqsEvent([spot(instance?.InstanceId ?? ''), '{"broken', spot(otherId)]),
+      context(120_000),
+    );
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    expect(api.getNode(nodeName)).toBeUndefined();
+    expect(api.getPod('default', 'bound-1')).toBeUndefined();
+    const ourState = await account.ec2.send(
+      new DescribeInstancesCommand({ InstanceIds: [instance?.InstanceId ?? ''] }),
+    );
+    expect(['shutting-down', 'terminated']).toContain(ourState.Reservations?.[0]?.Instances?.[0]?.State?.Name);
+    const otherState = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [otherId] }));
+    expect(otherState.Reservations?.[0]?.Instances?.[0]?.State?.Name).toBe('running');
+    const replacement = (await receiveAll(noticeQueue)).map((m) => JSON.parse(m.Body ?? '{}'));
+    expect(replacement.flatMap((e) => e.detail.pods.map((p: { name: string }) => p.name))).toContain('bound-1');
+  });
+});
