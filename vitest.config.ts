@@ -10,6 +10,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/integration/**'],
           sequence: { shuffle: true },
+          // Property tests and child-process CLI tests can take several seconds on a busy 2-core machine.
+          testTimeout: 30_000,
         },
       },
       {

@@ -5,11 +5,14 @@ import { bottlerocketVersion } from '../../shared/amifamily/family';
 import { droppedKubernetesSettings, renderUserData, UserDataError } from '../../shared/amifamily/userdata';
 import { requireConfiguration } from '../../shared/apis/config';
 import { resolveAMIFamily } from '../../shared/apis/v1/amifamily';
+import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE } from '../../shared/apis/v1/labels';
 import type { AMIFamily, EC2NodeClass, NodePool, Taint } from '../../shared/apis/v1/types';
 import { loadBuiltInCatalog, readCatalogFile, resolveInstanceTypes } from '../../shared/instancetypes';
 import type { CapacityType, InstanceType } from '../../shared/instancetypes/types';
 import { isIPv6, kubeDNSIP } from '../../shared/launch/cluster';
 import { filledKubelet } from '../../shared/launch/launchtemplate';
+import { nodeClaimFromPlan } from '../../shared/nodeclaim';
+import type { PlannedNodeClaim } from '../../shared/scheduling';
 import {
   type Command,
   flagValue,
@@ -38,7 +41,7 @@ export const LAUNCH_FLAGS = [
 export const LAUNCH_FLAGS_USAGE = `  --manifests PATH          NodePool/EC2NodeClass YAML file or directory (repeatable)
   --nodepool NAME           the NodePool the node belongs to
   --nodeclass NAME          the EC2NodeClass (default: the NodePool's nodeClassRef)
-  --instance-type TYPE      the instance type (maxPods and labels come from the catalog)
+  --instance-type TYPE      the instance type (maxPods from the catalog; its labels come at registration)
   --capacity-type TYPE      spot or on-demand
   --cluster-name NAME       the EKS cluster name
   --cluster-endpoint URL    the API server endpoint
@@ -64,21 +67,32 @@ export interface OfflineLaunch {
   taints: Taint[];
 }
 
-/** The NodeClaim's labels as Karpenter sets them: template labels, single-valued requirements, owners, instance type. */
-export function nodeClaimLabels(
+/**
+ * The labels Karpenter puts in userData for a node of this NodePool: the NodeClaim's labels (template,
+ * nodepool, nodeclass, injectable requirement values) plus capacity type, never the instance type's own
+ * labels, since one launch template serves every type of a fleet.
+ */
+export function offlineUserDataLabels(
   nodePool: NodePool,
   nodeClass: EC2NodeClass,
   instanceType: InstanceType,
+  capacityType: CapacityType,
 ): Record<string, string> {
-  const template = nodePool.spec.template;
-  const labels: Record<string, string> = { ...(template.metadata?.labels ?? {}) };
-  for (const r of template.spec.requirements) {
-    if (r.operator === 'In' && r.values?.length === 1 && r.values[0] !== undefined) labels[r.key] = r.values[0];
-  }
-  Object.assign(labels, instanceType.labels);
-  labels['karpenter.sh/nodepool'] = nodePool.metadata.name;
-  labels['karpenter.k8s.aws/ec2nodeclass'] = nodeClass.metadata.name;
-  return labels;
+  const claim: PlannedNodeClaim = {
+    nodePool: nodePool.metadata.name,
+    requirements: [
+      ...nodePool.spec.template.spec.requirements,
+      { key: LABEL_INSTANCE_TYPE, operator: 'In', values: [instanceType.name] },
+      { key: LABEL_CAPACITY_TYPE, operator: 'In', values: [capacityType] },
+    ],
+    instanceTypes: [instanceType],
+    offering: { zone: '', capacityType, price: 0, available: true, instanceType: instanceType.name },
+    pods: [],
+    requests: {},
+  };
+  const launch = nodeClaimFromPlan({ claim, nodePool, nodeClass, seed: 'offline' });
+  // The flag decides the capacity type even when the offline catalog offers the type otherwise.
+  return { ...launch.userDataLabels, [LABEL_CAPACITY_TYPE]: capacityType };
 }
 
 export function resolveOfflineLaunch(parsed: ParsedArgs): OfflineLaunch {
@@ -141,7 +155,7 @@ export function resolveOfflineLaunch(parsed: ParsedArgs): OfflineLaunch {
     caBundle,
     clusterCIDR,
     dnsIP,
-    labels: nodeClaimLabels(nodePool, nodeClass, instanceType),
+    labels: offlineUserDataLabels(nodePool, nodeClass, instanceType, capacityType),
     taints: [...(template.taints ?? []), ...(template.startupTaints ?? [])],
   };
 }

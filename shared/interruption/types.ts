@@ -21,4 +21,7 @@ export interface InterruptionMessage {
   state?: string;
   /** What the kind calls for (Karpenter's actions): drain and delete, or record only. */
   action: 'CordonAndDrain' | 'NoAction';
+  /** EventBridge source and detail-type as received (for logs; also set on Unknown when present). */
+  source?: string;
+  detailType?: string;
 }

@@ -94,3 +94,20 @@ export class KubeApiError extends Error {
 export function isKubeApiError(error: unknown, code?: number): error is KubeApiError {
   return error instanceof KubeApiError && (code === undefined || error.code === code);
 }
+
+/**
+ * No usable answer from the API server: the connection failed, or the connect or request timeout
+ * passed. `request` names the endpoint ("GET https://…/api/v1/pods"); such calls are worth retrying later.
+ */
+export class KubeTransportError extends Error {
+  override readonly name = 'KubeTransportError';
+  constructor(
+    readonly request: string,
+    /** 'connect' when nothing reached the server; 'request' when it may have. */
+    readonly phase: 'connect' | 'request',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${request}: ${message}`, options);
+  }
+}

@@ -309,7 +309,11 @@ export interface ResolveLaunchTemplatesArgs {
   capacityType: CapacityType;
   instanceProfile: string;
   securityGroupIds: string[];
-  /** The NodeClaim's labels (the renderer adds capacity-type and drops restricted domains). */
+  /**
+   * The NodeClaim's userData labels: nodeClaimFromPlan(...).userDataLabels (shared/nodeclaim). Never
+   * one instance type's labels, since the template serves every type of the fleet; the renderer adds
+   * capacity-type and drops restricted domains.
+   */
   labels: Record<string, string>;
   /** The NodeClaim's taints then startupTaints; defaults to the NodePool template's. */
   taints?: Taint[];

@@ -34,6 +34,10 @@ export interface PriceSnapshot {
   onDemand: Record<string, number>;
   /** "instanceType:zone" → USD/hour. */
   spot: Record<string, number>;
+  /** When a refresh was last tried (epoch ms), successful or not; absent means fetchedAt. */
+  attemptedAt?: number;
+  /** What failed in the last refresh (the prices it could not fetch were kept from before). */
+  errors?: string[];
 }
 
 export interface StateStore {
@@ -70,3 +74,41 @@ export interface StateStore {
   getPrices(region: string): Promise<PriceSnapshot | undefined>;
   putPrices(region: string, snapshot: PriceSnapshot): Promise<void>;
 }
+
+/** One entry of the unavailable-offerings (ICE) cache. */
+export interface UnavailableOfferingRecord {
+  capacityType: CapacityType;
+  instanceType: string;
+  zone: string;
+  reason: string;
+  /** Epoch ms. */
+  expiresAt: number;
+}
+
+/**
+ * What DynamoStateStore and InMemoryStateStore offer beyond StateStore. Kept apart so that code (and
+ * test fakes) written against StateStore alone keep compiling.
+ */
+export interface StateLedgers {
+  /** Every live entry of the ICE cache: one read instead of one per offering. */
+  unavailableOfferings(): Promise<UnavailableOfferingRecord[]>;
+  /**
+   * Takes one of `limit` slots of a disruption budget (`budgetKey`, e.g. a budget's index or
+   * reason) of `nodePool` for `nodeName`, for `ttlMs`; true when the node holds a slot afterwards
+   * (also when it held one already), false when the budget is used up. Conditional writes keep two
+   * invocations from taking the last slot twice.
+   */
+  reserveDisruption(
+    nodePool: string,
+    budgetKey: string,
+    limit: number,
+    nodeName: string,
+    ttlMs: number,
+  ): Promise<boolean>;
+  /** Gives the node's slot back (its disruption finished or was abandoned). */
+  releaseDisruption(nodePool: string, budgetKey: string, nodeName: string): Promise<void>;
+  /** Nodes holding a live slot of the budget, sorted. */
+  disruptions(nodePool: string, budgetKey: string): Promise<string[]>;
+}
+
+export type FullStateStore = StateStore & StateLedgers;

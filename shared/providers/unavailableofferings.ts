@@ -1,10 +1,12 @@
 // The unavailable-offerings (ICE) cache behind a port: an offering that just failed for lack of
-// capacity is skipped for 3 minutes (UnavailableOfferingsTTL). The runtime backs it with DynamoDB so
-// it outlives one Lambda invocation; InMemoryUnavailableOfferings serves the CLI and tests.
+// capacity is skipped for 3 minutes (UnavailableOfferingsTTL). The runtime backs it with the state
+// table (StateUnavailableOfferings) so it outlives one Lambda invocation; InMemoryUnavailableOfferings
+// serves the CLI and tests.
 
 import type { CapacityType } from '../instancetypes/types';
 import { offeringKey } from '../launch/fleet';
 import type { Clock } from './clock';
+import type { StateLedgers, StateStore } from './state';
 
 export const UNAVAILABLE_OFFERINGS_TTL_MS = 3 * 60 * 1000;
 
@@ -37,6 +39,73 @@ export class InMemoryUnavailableOfferings implements UnavailableOfferings {
   }
 
   /** Offering key → reason, for diagnostics (`karpless status -o wide`, logs). */
+  snapshot(): Record<string, string> {
+    const now = this.clock();
+    const out: Record<string, string> = {};
+    for (const [key, entry] of this.entries) if (entry.until > now) out[key] = entry.reason;
+    return out;
+  }
+}
+
+/** How old the view of the shared cache may get before a lookup reads it again. */
+export const UNAVAILABLE_OFFERINGS_REFRESH_MS = 5_000;
+
+export interface StateUnavailableOfferingsOptions {
+  ttlMs?: number;
+  refreshMs?: number;
+}
+
+/**
+ * The ICE cache kept in the state table, so an offering one invocation found out of capacity is
+ * skipped by the next ones too. A launch asks about every type × zone of a claim: lookups answer
+ * from one read of all live entries (refreshed when older than `refreshMs`), not one read each.
+ */
+export class StateUnavailableOfferings implements UnavailableOfferings {
+  private entries = new Map<string, { until: number; reason: string }>();
+  private loadedAt: number | undefined;
+  private readonly ttlMs: number;
+  private readonly refreshMs: number;
+
+  constructor(
+    private readonly store: Pick<StateStore, 'markOfferingUnavailable'> & Pick<StateLedgers, 'unavailableOfferings'>,
+    private readonly clock: Clock,
+    options: StateUnavailableOfferingsOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? UNAVAILABLE_OFFERINGS_TTL_MS;
+    this.refreshMs = options.refreshMs ?? UNAVAILABLE_OFFERINGS_REFRESH_MS;
+  }
+
+  /** Reads every live entry of the shared cache; call before a decision that uses has(). */
+  async refresh(): Promise<void> {
+    const records = await this.store.unavailableOfferings();
+    const entries = new Map<string, { until: number; reason: string }>();
+    for (const r of records) {
+      entries.set(offeringKey(r.capacityType, r.instanceType, r.zone), { until: r.expiresAt, reason: r.reason });
+    }
+    this.entries = entries;
+    this.loadedAt = this.clock();
+  }
+
+  async isUnavailable(capacityType: CapacityType, instanceType: string, zone: string): Promise<boolean> {
+    if (this.loadedAt === undefined || this.clock() - this.loadedAt >= this.refreshMs) await this.refresh();
+    return this.has(capacityType, instanceType, zone);
+  }
+
+  /**
+   * From the last refresh() and this instance's own marks, without reading: the synchronous form
+   * that resolveInstanceTypes' `unavailable` option takes.
+   */
+  has(capacityType: CapacityType, instanceType: string, zone: string): boolean {
+    const entry = this.entries.get(offeringKey(capacityType, instanceType, zone));
+    return entry !== undefined && entry.until > this.clock();
+  }
+
+  async markUnavailable(capacityType: CapacityType, instanceType: string, zone: string, reason: string): Promise<void> {
+    this.entries.set(offeringKey(capacityType, instanceType, zone), { until: this.clock() + this.ttlMs, reason });
+    await this.store.markOfferingUnavailable(capacityType, instanceType, zone, reason, this.ttlMs);
+  }
+
+  /** Offering key → reason, for diagnostics. */
   snapshot(): Record<string, string> {
     const now = this.clock();
     const out: Record<string, string> = {};

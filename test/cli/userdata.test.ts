@@ -25,6 +25,21 @@ describe('karpless userdata', () => {
     SLOW,
   );
 
+  it('puts only the labels Karpenter puts in userData in --node-labels, none of the instance type', async () => {
+    const dir = manifests('  amiSelectorTerms: [{alias: al2@latest}]');
+    const { code, stdout } = await inProcess(['userdata', ...common(dir), '--capacity-type', 'on-demand']);
+    expect(code).toBe(0);
+    const flag = /--node-labels="([^"]*)"/.exec(stdout)?.[1];
+    expect(flag?.split(',')).toEqual([
+      'karpenter.k8s.aws/ec2nodeclass=test',
+      'karpenter.sh/capacity-type=on-demand',
+      'karpenter.sh/do-not-sync-taints=true',
+      'karpenter.sh/nodepool=pool',
+      'testing/cluster=unspecified',
+    ]);
+    expect(stdout).not.toContain('karpenter.k8s.aws/instance-');
+  });
+
   it(
     'honours --cluster-dns and the node class kubelet maxPods',
     async () => {

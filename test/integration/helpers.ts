@@ -2,6 +2,7 @@
 // files run in parallel against the one server; plus fault injection and small fixtures.
 
 import { randomInt } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   CreateSecurityGroupCommand,
   CreateSubnetCommand,
@@ -10,7 +11,10 @@ import {
   type Tag,
 } from '@aws-sdk/client-ec2';
 import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { IAMClient } from '@aws-sdk/client-iam';
+import { PricingClient } from '@aws-sdk/client-pricing';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { inject } from 'vitest';
 import { SEED_K8S_VERSION } from './moto/seed';
@@ -45,6 +49,11 @@ export interface MotoAccount {
   ssm: SSMClient;
   eks: EKSClient;
   iam: IAMClient;
+  dynamodb: DynamoDBClient;
+  eventbridge: EventBridgeClient;
+  sqs: SQSClient;
+  /** moto answers GetProducts with HTTP 500: this client exercises the fallback to bundled prices. */
+  pricing: PricingClient;
   /** Environment for a child `karpless` process talking to this account. */
   env: Record<string, string>;
 }
@@ -77,6 +86,10 @@ export function motoAccount(options: { maxAttempts?: number; accountId?: string 
     ssm: inAccount(new SSMClient(config), accountId),
     eks: inAccount(new EKSClient(config), accountId),
     iam: inAccount(new IAMClient(config), accountId),
+    dynamodb: inAccount(new DynamoDBClient(config), accountId),
+    eventbridge: inAccount(new EventBridgeClient(config), accountId),
+    sqs: inAccount(new SQSClient(config), accountId),
+    pricing: inAccount(new PricingClient(config), accountId),
     env: {
       AWS_ACCESS_KEY_ID: 'testing',
       AWS_SECRET_ACCESS_KEY: 'testing',

@@ -19,6 +19,11 @@ export interface PodMeta {
   annotations?: Record<string, string>;
   creationTimestamp?: string;
   ownerReferences?: OwnerReference[];
+  /** Changes on every write; a patch that carries it fails with 409 if the object moved on. */
+  resourceVersion?: string;
+  /** Set when a delete waits on finalizers (or a pod's grace period). */
+  deletionTimestamp?: string;
+  finalizers?: string[];
 }
 
 export interface LabelSelectorRequirement {
@@ -156,5 +161,15 @@ export interface Node {
   kind?: 'Node';
   metadata: PodMeta;
   spec?: { taints?: Taint[]; providerID?: string; unschedulable?: boolean };
-  status?: { capacity?: ResourceList; allocatable?: ResourceList };
+  status?: { capacity?: ResourceList; allocatable?: ResourceList; conditions?: NodeCondition[] };
+}
+
+export interface NodeCondition {
+  /** Ready, MemoryPressure, DiskPressure, PIDPressure, NetworkUnavailable. */
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastHeartbeatTime?: string;
+  lastTransitionTime?: string;
 }

@@ -80,6 +80,9 @@ ParameterDict._check_loading_status = _seeding_check
 
 FAULTS = []
 LOCK = threading.Lock()
+# DynamoDB checks a condition and writes atomically per item; moto's threaded server does not (two
+# requests can both pass one condition), so DynamoDB requests run one at a time.
+DYNAMODB_LOCK = threading.Lock()
 
 
 def _read_body(environ):
@@ -122,6 +125,9 @@ class FaultMiddleware:
                         [("Content-Type", rule.get("content_type", "text/xml"))],
                     )
                     return [rule["body"].encode()]
+        if environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB_"):
+            with DYNAMODB_LOCK:
+                return list(self.app(environ, start_response))
         return self.app(environ, start_response)
 
     def _control(self, environ, start_response):

@@ -1,0 +1,20 @@
+// EC2 Instance State-change Notification: a node whose instance stops or terminates under us
+// (someone else's action) is drained; pending and running need nothing.
+
+import { message, requireInstanceId, requireString } from '../event';
+import type { InterruptionParser } from './parser';
+
+/** Upstream's instance_stopped and instance_terminated states. */
+export const ACTIONABLE_STATES: ReadonlySet<string> = new Set(['stopping', 'stopped', 'shutting-down', 'terminated']);
+
+export const instanceStateChange: InterruptionParser = {
+  kind: 'InstanceStateChange',
+  source: 'aws.ec2',
+  detailTypes: ['EC2 Instance State-change Notification'],
+  parse(envelope) {
+    const id = requireInstanceId(envelope.detail);
+    const state = requireString(envelope.detail, 'state', 'detail.state');
+    const action = ACTIONABLE_STATES.has(state) ? 'CordonAndDrain' : 'NoAction';
+    return message(envelope, 'InstanceStateChange', action, [id], state);
+  },
+};

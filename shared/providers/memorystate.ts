@@ -1,0 +1,160 @@
+// The state table in memory, with the semantics of DynamoStateStore (test/providers/state-contract.ts
+// runs one suite against both): for unit tests, the CLI and the demo. Every method finishes its
+// check-and-write without awaiting in between, so parallel callers see the same first-writer-wins
+// outcomes the conditional writes give in DynamoDB.
+
+import type { CapacityType } from '../instancetypes/types';
+import { offeringKey } from '../launch/fleet';
+import { type Clock, systemClock } from './clock';
+import type { DrainRecord, FullStateStore, Nomination, PriceSnapshot, UnavailableOfferingRecord } from './state';
+
+interface Expiring {
+  expiresAt: number;
+}
+
+export class InMemoryStateStore implements FullStateStore {
+  private readonly nominationsByClaim = new Map<string, Nomination>();
+  /** pod uid → the claim holding it, until expiresAt. */
+  private readonly podLocks = new Map<string, { nodeClaimName: string; expiresAt: number }>();
+  private readonly once = new Map<string, Expiring>();
+  private readonly unavailable = new Map<string, UnavailableOfferingRecord>();
+  private readonly drainsByNode = new Map<string, DrainRecord>();
+  private readonly prices = new Map<string, PriceSnapshot>();
+  /** "nodePool\u0000budgetKey" → node name → expiresAt. */
+  private readonly budgets = new Map<string, Map<string, number>>();
+
+  constructor(private readonly clock: Clock = systemClock) {}
+
+  private live<T extends Expiring>(item: T | undefined): item is T {
+    return item !== undefined && item.expiresAt > this.clock();
+  }
+
+  async nominate(nomination: Nomination): Promise<boolean> {
+    const podUids = [...new Set(nomination.podUids)].sort();
+    for (const uid of podUids) {
+      const lock = this.podLocks.get(uid);
+      if (this.live(lock) && lock.nodeClaimName !== nomination.nodeClaimName) return false;
+    }
+    for (const uid of podUids) {
+      this.podLocks.set(uid, { nodeClaimName: nomination.nodeClaimName, expiresAt: nomination.expiresAt });
+    }
+    this.nominationsByClaim.set(nomination.nodeClaimName, { ...nomination, podUids });
+    return true;
+  }
+
+  async nominations(): Promise<Nomination[]> {
+    return [...this.nominationsByClaim.values()]
+      .filter((n) => this.live(n))
+      .sort((a, b) => compare(a.nodeClaimName, b.nodeClaimName))
+      .map((n) => structuredClone(n));
+  }
+
+  async releaseNomination(nodeClaimName: string): Promise<void> {
+    const nomination = this.nominationsByClaim.get(nodeClaimName);
+    if (!nomination) return;
+    this.nominationsByClaim.delete(nodeClaimName);
+    for (const uid of nomination.podUids) {
+      if (this.podLocks.get(uid)?.nodeClaimName === nodeClaimName) this.podLocks.delete(uid);
+    }
+  }
+
+  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+    if (this.live(this.once.get(key))) return false;
+    this.once.set(key, { expiresAt: this.clock() + ttlMs });
+    return true;
+  }
+
+  async isOfferingUnavailable(capacityType: CapacityType, instanceType: string, zone: string): Promise<boolean> {
+    return this.live(this.unavailable.get(offeringKey(capacityType, instanceType, zone)));
+  }
+
+  async markOfferingUnavailable(
+    capacityType: CapacityType,
+    instanceType: string,
+    zone: string,
+    reason: string,
+    ttlMs: number,
+  ): Promise<void> {
+    this.unavailable.set(offeringKey(capacityType, instanceType, zone), {
+      capacityType,
+      instanceType,
+      zone,
+      reason,
+      expiresAt: this.clock() + ttlMs,
+    });
+  }
+
+  async unavailableOfferings(): Promise<UnavailableOfferingRecord[]> {
+    return [...this.unavailable.entries()]
+      .filter(([, record]) => this.live(record))
+      .sort(([a], [b]) => compare(a, b))
+      .map(([, record]) => ({ ...record }));
+  }
+
+  async getDrain(nodeName: string): Promise<DrainRecord | undefined> {
+    const record = this.drainsByNode.get(nodeName);
+    return this.live(record) ? structuredClone(record) : undefined;
+  }
+
+  async putDrain(record: DrainRecord): Promise<void> {
+    this.drainsByNode.set(record.nodeName, structuredClone(record));
+  }
+
+  async deleteDrain(nodeName: string): Promise<void> {
+    this.drainsByNode.delete(nodeName);
+  }
+
+  async drains(): Promise<DrainRecord[]> {
+    return [...this.drainsByNode.values()]
+      .filter((d) => this.live(d))
+      .sort((a, b) => compare(a.nodeName, b.nodeName))
+      .map((d) => structuredClone(d));
+  }
+
+  async getPrices(region: string): Promise<PriceSnapshot | undefined> {
+    const snapshot = this.prices.get(region);
+    return snapshot ? structuredClone(snapshot) : undefined;
+  }
+
+  async putPrices(region: string, snapshot: PriceSnapshot): Promise<void> {
+    this.prices.set(region, structuredClone(snapshot));
+  }
+
+  async reserveDisruption(
+    nodePool: string,
+    budgetKey: string,
+    limit: number,
+    nodeName: string,
+    ttlMs: number,
+  ): Promise<boolean> {
+    const key = budgetMapKey(nodePool, budgetKey);
+    const holders = liveHolders(this.budgets.get(key), this.clock());
+    if (holders.has(nodeName)) return true;
+    if (holders.size >= limit) return false;
+    holders.set(nodeName, this.clock() + ttlMs);
+    this.budgets.set(key, holders);
+    return true;
+  }
+
+  async releaseDisruption(nodePool: string, budgetKey: string, nodeName: string): Promise<void> {
+    this.budgets.get(budgetMapKey(nodePool, budgetKey))?.delete(nodeName);
+  }
+
+  async disruptions(nodePool: string, budgetKey: string): Promise<string[]> {
+    return [...liveHolders(this.budgets.get(budgetMapKey(nodePool, budgetKey)), this.clock()).keys()].sort(compare);
+  }
+}
+
+function budgetMapKey(nodePool: string, budgetKey: string): string {
+  return `${nodePool}\u0000${budgetKey}`;
+}
+
+/** A copy of the budget's holders without the expired ones. */
+export function liveHolders(holders: ReadonlyMap<string, number> | undefined, now: number): Map<string, number> {
+  return new Map([...(holders ?? [])].filter(([, expiresAt]) => expiresAt > now));
+}
+
+// Code-unit order, which is also the order DynamoDB sorts string sort keys in (for ASCII names).
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

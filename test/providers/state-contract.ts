@@ -1,0 +1,263 @@
+// One behaviour suite for every StateStore: InMemoryStateStore runs it as a unit test
+// (memorystate.test.ts), DynamoStateStore against moto's DynamoDB (integration/providers/dynamostate.test.ts).
+
+import { describe, expect, it } from 'vitest';
+import type { DrainRecord, FullStateStore, Nomination, PriceSnapshot } from '../../shared/providers/state';
+import { fakeClock } from './fakes';
+
+export type FakeClock = ReturnType<typeof fakeClock>;
+
+const MINUTE = 60_000;
+
+function nomination(clock: FakeClock, name: string, podUids: string[], ttlMs = 15 * MINUTE): Nomination {
+  return { nodeClaimName: name, nodePool: 'default', podUids, expiresAt: clock() + ttlMs };
+}
+
+function uids(prefix: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
+}
+
+export function stateStoreContract(name: string, makeStore: (clock: FakeClock) => Promise<FullStateStore>): void {
+  describe(`${name}: nominations`, () => {
+    it('records a nomination and lists it until it expires', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const n = nomination(clock, 'default-abcde', ['pod-b', 'pod-a', 'pod-b']);
+      expect(await store.nominate(n)).toBe(true);
+      expect(await store.nominations()).toEqual([{ ...n, podUids: ['pod-a', 'pod-b'] }]);
+      clock.advance(15 * MINUTE - 1);
+      expect(await store.nominations()).toHaveLength(1);
+      clock.advance(1);
+      expect(await store.nominations()).toEqual([]);
+    });
+
+    it('refuses a nomination that overlaps another live claim and writes none of its pods', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      expect(await store.nominate(nomination(clock, 'first', ['a', 'b']))).toBe(true);
+      expect(await store.nominate(nomination(clock, 'second', ['c', 'b', 'd']))).toBe(false);
+      expect((await store.nominations()).map((x) => x.nodeClaimName)).toEqual(['first']);
+      // c and d stayed free: the refused nomination locked nothing.
+      expect(await store.nominate(nomination(clock, 'third', ['c', 'd']))).toBe(true);
+    });
+
+    it('accepts the same claim again (a redelivered batch) and a claim with no pods', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      expect(await store.nominate(nomination(clock, 'claim', ['a', 'b']))).toBe(true);
+      expect(await store.nominate(nomination(clock, 'claim', ['a', 'b']))).toBe(true);
+      expect(await store.nominate(nomination(clock, 'empty', []))).toBe(true);
+      expect((await store.nominations()).map((x) => [x.nodeClaimName, x.podUids])).toEqual([
+        ['claim', ['a', 'b']],
+        ['empty', []],
+      ]);
+    });
+
+    it('lets another claim take the pods of an expired nomination', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      expect(await store.nominate(nomination(clock, 'old', ['a'], MINUTE))).toBe(true);
+      clock.advance(MINUTE);
+      expect(await store.nominate(nomination(clock, 'new', ['a']))).toBe(true);
+      expect((await store.nominations()).map((x) => x.nodeClaimName)).toEqual(['new']);
+    });
+
+    it('frees the pods of a released claim, and leaves alone a pod another claim took over', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      await store.nominate(nomination(clock, 'one', ['a', 'b'], MINUTE));
+      clock.advance(MINUTE);
+      expect(await store.nominate(nomination(clock, 'two', ['b']))).toBe(true);
+      await store.releaseNomination('one');
+      await store.releaseNomination('never-nominated');
+      expect((await store.nominations()).map((x) => x.nodeClaimName)).toEqual(['two']);
+      expect(await store.nominate(nomination(clock, 'three', ['b']))).toBe(false);
+      await store.releaseNomination('two');
+      expect(await store.nominate(nomination(clock, 'three', ['a', 'b']))).toBe(true);
+    });
+
+    // DynamoStateStore runs this suite with 10 actions per transaction (its default is DynamoDB's 100).
+    it('handles claims with more pods than one transaction holds, undoing a partial nomination', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const many = uids('pod', 25);
+      expect(await store.nominate(nomination(clock, 'holder', ['pod-0024']))).toBe(true);
+      // The conflict sits in the last transaction: the locks of the first ones must be undone.
+      expect(await store.nominate(nomination(clock, 'big', many))).toBe(false);
+      expect(await store.nominate(nomination(clock, 'small', ['pod-0000', 'pod-0015']))).toBe(true);
+      await store.releaseNomination('holder');
+      await store.releaseNomination('small');
+      expect(await store.nominate(nomination(clock, 'big', many))).toBe(true);
+      expect((await store.nominations())[0]?.podUids).toHaveLength(25);
+    });
+  });
+
+  describe(`${name}: claimOnce`, () => {
+    it('answers true once per key until the record expires', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      expect(await store.claimOnce('launch:batch-1', MINUTE)).toBe(true);
+      expect(await store.claimOnce('launch:batch-1', MINUTE)).toBe(false);
+      expect(await store.claimOnce('launch:batch-2', MINUTE)).toBe(true);
+      clock.advance(MINUTE);
+      expect(await store.claimOnce('launch:batch-1', MINUTE)).toBe(true);
+    });
+  });
+
+  describe(`${name}: unavailable offerings`, () => {
+    it('remembers one offering for the given time and lists the live ones', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      await store.markOfferingUnavailable('spot', 'm5.large', 'us-west-2a', 'InsufficientInstanceCapacity', 3 * MINUTE);
+      await store.markOfferingUnavailable('on-demand', 'c5.large', 'us-west-2b', 'Unsupported', MINUTE);
+      expect(await store.isOfferingUnavailable('spot', 'm5.large', 'us-west-2a')).toBe(true);
+      expect(await store.isOfferingUnavailable('on-demand', 'm5.large', 'us-west-2a')).toBe(false);
+      expect(await store.isOfferingUnavailable('spot', 'm5.large', 'us-west-2b')).toBe(false);
+      clock.advance(MINUTE);
+      expect(await store.isOfferingUnavailable('on-demand', 'c5.large', 'us-west-2b')).toBe(false);
+      expect(await store.unavailableOfferings()).toEqual([
+        {
+          capacityType: 'spot',
+          instanceType: 'm5.large',
+          zone: 'us-west-2a',
+          reason: 'InsufficientInstanceCapacity',
+          expiresAt: clock() + 2 * MINUTE,
+        },
+      ]);
+      clock.advance(2 * MINUTE);
+      expect(await store.isOfferingUnavailable('spot', 'm5.large', 'us-west-2a')).toBe(false);
+      expect(await store.unavailableOfferings()).toEqual([]);
+    });
+  });
+
+  describe(`${name}: drains`, () => {
+    it('keeps drain progress per node, without expired records', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const record = (nodeName: string, ttl: number): DrainRecord => ({
+        nodeName,
+        instanceId: `i-${nodeName}`,
+        reason: 'SpotInterruption',
+        phase: 'cordoned',
+        startedAt: clock(),
+        deadline: clock() + 2 * MINUTE,
+        expiresAt: clock() + ttl,
+      });
+      expect(await store.getDrain('node-a')).toBeUndefined();
+      await store.putDrain(record('node-b', 10 * MINUTE));
+      await store.putDrain(record('node-a', MINUTE));
+      await store.putDrain({ ...record('node-b', 10 * MINUTE), phase: 'draining' });
+      expect((await store.drains()).map((d) => [d.nodeName, d.phase])).toEqual([
+        ['node-a', 'cordoned'],
+        ['node-b', 'draining'],
+      ]);
+      expect(await store.getDrain('node-b')).toEqual({ ...record('node-b', 10 * MINUTE), phase: 'draining' });
+      clock.advance(MINUTE);
+      expect(await store.getDrain('node-a')).toBeUndefined();
+      await store.deleteDrain('node-b');
+      await store.deleteDrain('node-c');
+      expect(await store.drains()).toEqual([]);
+    });
+  });
+
+  describe(`${name}: prices`, () => {
+    it('keeps one snapshot per region, large ones included', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      expect(await store.getPrices('us-west-2')).toBeUndefined();
+      const spot: Record<string, number> = {};
+      for (const type of uids('m9.size', 1000)) {
+        for (const zone of ['a', 'b', 'c', 'd', 'e', 'f']) spot[`${type}:us-east-1${zone}`] = 0.0123456;
+      }
+      const big: PriceSnapshot = {
+        source: 'pricing-api+spot-price-history',
+        fetchedAt: clock(),
+        onDemand: { 'm5.large': 0.096 },
+        spot,
+      };
+      const small: PriceSnapshot = { source: 'bundled', fetchedAt: 1, onDemand: { 'm5.large': 0.1 }, spot: {} };
+      await store.putPrices('us-east-1', big);
+      await store.putPrices('us-west-2', small);
+      expect(await store.getPrices('us-east-1')).toEqual(big);
+      expect(await store.getPrices('us-west-2')).toEqual(small);
+      await store.putPrices('us-west-2', { ...small, source: 'pricing-api' });
+      expect((await store.getPrices('us-west-2'))?.source).toBe('pricing-api');
+    });
+  });
+
+  describe(`${name}: disruption budgets`, () => {
+    it('gives out at most `limit` slots, again to a holder, and takes back released or expired ones', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      expect(await store.reserveDisruption('default', 'b0', 2, 'node-a', 10 * MINUTE)).toBe(true);
+      expect(await store.reserveDisruption('default', 'b0', 2, 'node-b', MINUTE)).toBe(true);
+      expect(await store.reserveDisruption('default', 'b0', 2, 'node-a', 10 * MINUTE)).toBe(true);
+      expect(await store.reserveDisruption('default', 'b0', 2, 'node-c', 10 * MINUTE)).toBe(false);
+      expect(await store.reserveDisruption('default', 'b1', 1, 'node-c', 10 * MINUTE)).toBe(true);
+      expect(await store.reserveDisruption('other', 'b0', 1, 'node-c', 10 * MINUTE)).toBe(true);
+      expect(await store.disruptions('default', 'b0')).toEqual(['node-a', 'node-b']);
+      clock.advance(MINUTE);
+      expect(await store.disruptions('default', 'b0')).toEqual(['node-a']);
+      expect(await store.reserveDisruption('default', 'b0', 2, 'node-c', 10 * MINUTE)).toBe(true);
+      await store.releaseDisruption('default', 'b0', 'node-a');
+      await store.releaseDisruption('default', 'b0', 'node-z');
+      expect(await store.disruptions('default', 'b0')).toEqual(['node-c']);
+      expect(await store.disruptions('none', 'b0')).toEqual([]);
+    });
+  });
+
+  describe(`${name}: concurrent invocations`, () => {
+    it('lets exactly one of many parallel nominations of one pod win', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => store.nominate(nomination(clock, `claim-${i}`, ['shared', `own-${i}`]))),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results.indexOf(true);
+      expect((await store.nominations()).map((x) => x.nodeClaimName)).toEqual([`claim-${winner}`]);
+      // The losers locked nothing: their own pods are free.
+      const rest = Array.from({ length: 20 }, (_, i) => i).filter((i) => i !== winner);
+      expect(
+        await store.nominate(
+          nomination(
+            clock,
+            'sweep',
+            rest.map((i) => `own-${i}`),
+          ),
+        ),
+      ).toBe(true);
+    });
+
+    it('never gives one pod to two claims when overlapping nominations race', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      // Claim i wants pods i..i+3 (of 12): neighbours overlap.
+      const wanted = Array.from({ length: 12 }, (_, i) => [0, 1, 2, 3].map((d) => `p${(i + d) % 12}`));
+      const results = await Promise.all(wanted.map((pods, i) => store.nominate(nomination(clock, `c${i}`, pods))));
+      const winners = wanted.filter((_, i) => results[i]);
+      expect(winners.length).toBeGreaterThan(0);
+      const taken = winners.flat();
+      expect(new Set(taken).size).toBe(taken.length);
+      const listed = (await store.nominations()).flatMap((x) => x.podUids);
+      expect(listed.sort()).toEqual([...taken].sort());
+    });
+
+    it('answers true to exactly one of many parallel claimOnce calls', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const results = await Promise.all(Array.from({ length: 20 }, () => store.claimOnce('batch-7', MINUTE)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('gives out exactly `limit` budget slots to parallel reservations', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => store.reserveDisruption('default', 'b0', 2, `node-${i}`, MINUTE)),
+      );
+      expect(results.filter(Boolean)).toHaveLength(2);
+      expect(await store.disruptions('default', 'b0')).toHaveLength(2);
+    });
+  });
+}

@@ -1,0 +1,169 @@
+// The fake API server's object store: pods, nodes and DaemonSets under one global resourceVersion
+// counter, as etcd keeps them, plus a bounded history of changes so a watch can resume from a
+// recent resourceVersion and gets 410 Expired from one that has been compacted away.
+
+import { randomUUID } from 'node:crypto';
+import type { KubeObject } from './selectors';
+
+export type Resource = 'pods' | 'nodes' | 'daemonsets';
+export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface Change {
+  resourceVersion: number;
+  resource: Resource;
+  type: ChangeType;
+  object: StoredObject;
+  /** The object before a MODIFIED change: a watch with a selector needs both to decide. */
+  previous?: StoredObject;
+}
+
+export type StoredObject = KubeObject & {
+  apiVersion?: string;
+  kind?: string;
+  metadata: KubeObject['metadata'] & {
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    deletionTimestamp?: string;
+    finalizers?: string[];
+    [key: string]: unknown;
+  };
+  [key: string]: unknown;
+};
+
+const KINDS: Record<Resource, { apiVersion: string; kind: string }> = {
+  pods: { apiVersion: 'v1', kind: 'Pod' },
+  nodes: { apiVersion: 'v1', kind: 'Node' },
+  daemonsets: { apiVersion: 'apps/v1', kind: 'DaemonSet' },
+};
+
+export function kindOf(resource: Resource): { apiVersion: string; kind: string } {
+  return KINDS[resource];
+}
+
+export function keyOf(object: { metadata: { name: string; namespace?: string } }): string {
+  return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;
+}
+
+export class ResourceVersionTooOld extends Error {
+  constructor(
+    readonly requested: number,
+    readonly oldest: number,
+  ) {
+    super(`too old resource version: ${requested} (${oldest})`);
+  }
+}
+
+export class Store {
+  private revision: number;
+  private readonly objects: Record<Resource, Map<string, StoredObject>> = {
+    pods: new Map(),
+    nodes: new Map(),
+    daemonsets: new Map(),
+  };
+  private history: Change[] = [];
+  /** Changes at or below this revision are gone from the history. */
+  private compactedRevision: number;
+  private readonly listeners = new Set<(change: Change) => void>();
+
+  constructor(
+    private readonly historyLimit: number,
+    private readonly clock: () => Date,
+    startRevision = 1000,
+  ) {
+    this.revision = startRevision;
+    this.compactedRevision = startRevision;
+  }
+
+  get resourceVersion(): number {
+    return this.revision;
+  }
+
+  get(resource: Resource, key: string): StoredObject | undefined {
+    const object = this.objects[resource].get(key);
+    return object && structuredClone(object);
+  }
+
+  /** Every object of a resource in key order, as the API server lists them. */
+  list(resource: Resource): StoredObject[] {
+    return [...this.objects[resource].entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, object]) => structuredClone(object));
+  }
+
+  /** Creates or replaces an object, bumping its resourceVersion. */
+  put(resource: Resource, input: StoredObject): StoredObject {
+    const key = keyOf(input);
+    const previous = this.objects[resource].get(key);
+    const object: StoredObject = { ...kindOf(resource), ...structuredClone(input), ...kindOf(resource) };
+    object.metadata.uid ??= previous?.metadata.uid ?? randomUUID();
+    object.metadata.creationTimestamp ??= previous?.metadata.creationTimestamp ?? this.clock().toISOString();
+    object.metadata.resourceVersion = String(++this.revision);
+    this.objects[resource].set(key, object);
+    this.record(
+      previous
+        ? { resourceVersion: this.revision, resource, type: 'MODIFIED', object, previous }
+        : { resourceVersion: this.revision, resource, type: 'ADDED', object },
+    );
+    return structuredClone(object);
+  }
+
+  /** Deletes an object; `last` is its final state when a write and the delete are one step. */
+  remove(resource: Resource, key: string, last?: StoredObject): StoredObject | undefined {
+    const previous = this.objects[resource].get(key);
+    if (!previous) return undefined;
+    this.objects[resource].delete(key);
+    const object = structuredClone(last ?? previous);
+    object.metadata.resourceVersion = String(++this.revision);
+    this.record({ resourceVersion: this.revision, resource, type: 'DELETED', object });
+    return structuredClone(object);
+  }
+
+  /** The changes after `resourceVersion`; throws when some of them have been compacted away. */
+  changesSince(resourceVersion: number): Change[] {
+    if (resourceVersion < this.compactedRevision) {
+      throw new ResourceVersionTooOld(resourceVersion, this.compactedRevision + 1);
+    }
+    return this.history.filter((change) => change.resourceVersion > resourceVersion);
+  }
+
+  /** Whether a list snapshot taken at `resourceVersion` could still be continued. */
+  isCompacted(resourceVersion: number): boolean {
+    return resourceVersion < this.compactedRevision;
+  }
+
+  /** Drops the whole history, as etcd compaction does: every older watch now gets 410. */
+  compact(): void {
+    this.history = [];
+    this.compactedRevision = this.revision;
+  }
+
+  subscribe(listener: (change: Change) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private record(change: Change): void {
+    this.history.push(change);
+    if (this.history.length > this.historyLimit) {
+      const dropped = this.history.splice(0, this.history.length - this.historyLimit);
+      this.compactedRevision = dropped[dropped.length - 1]?.resourceVersion ?? this.compactedRevision;
+    }
+    for (const listener of this.listeners) listener(change);
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** RFC 7386 JSON merge patch: objects merge, null deletes, everything else replaces. */
+export function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) return structuredClone(patch);
+  const result: Record<string, unknown> = isPlainObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
