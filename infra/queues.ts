@@ -25,8 +25,9 @@ export interface EventQueuesProps {
   readonly provisionMaxReceiveCount: number;
 }
 
-function dlq(scope: Construct, id: string, fifo: boolean): Queue {
+function dlq(scope: Construct, id: string, queueName: string, fifo: boolean): Queue {
   return new Queue(scope, id, {
+    queueName,
     ...(fifo ? { fifo: true } : {}),
     encryption: QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
@@ -54,8 +55,10 @@ export class EventQueues extends Construct {
       );
     }
 
-    this.interruptionDeadLetterQueue = dlq(this, 'InterruptionDeadLetterQueue', false);
+    const prefix = `karpless-${props.clusterName}`;
+    this.interruptionDeadLetterQueue = dlq(this, 'InterruptionDeadLetterQueue', `${prefix}-interruption-dlq`, false);
     this.interruptionQueue = new Queue(this, 'InterruptionQueue', {
+      queueName: `${prefix}-interruption`,
       retentionPeriod: INTERRUPTION_RETENTION,
       visibilityTimeout: Duration.seconds(interruptionVisibility),
       encryption: QueueEncryption.SQS_MANAGED,
@@ -66,15 +69,20 @@ export class EventQueues extends Construct {
     this.interruptionRules = INTERRUPTION_RULES.map(
       (rule) =>
         new Rule(this, `${rule.id}Rule`, {
-          description: `karpless ${props.clusterName}: ${rule.detailType} → interruption queue`,
-          eventPattern: { source: [rule.source], detailType: [rule.detailType] },
+          description: `karpless ${props.clusterName}: ${rule.detailTypes[0]} → interruption queue`,
+          eventPattern: { source: [rule.source], detailType: [...rule.detailTypes] },
           targets: [new SqsQueue(this.interruptionQueue)],
         }),
     );
 
-    this.noticeBus = new EventBus(this, 'NoticeBus', { description: `karpless notices for ${props.clusterName}` });
-    this.provisionDeadLetterQueue = dlq(this, 'ProvisionDeadLetterQueue', true);
+    this.noticeBus = new EventBus(this, 'NoticeBus', {
+      eventBusName: `${prefix}-notices`,
+      description: `karpless notices for ${props.clusterName}`,
+    });
+    this.provisionDeadLetterQueue = dlq(this, 'ProvisionDeadLetterQueue', `${prefix}-provision-dlq.fifo`, true);
     this.provisionQueue = new Queue(this, 'ProvisionQueue', {
+      // Named, so that operators find them and a second stack for the same cluster fails to deploy.
+      queueName: `${prefix}-provision.fifo`,
       fifo: true,
       contentBasedDeduplication: true,
       visibilityTimeout: Duration.seconds(props.provisionConsumerTimeout.toSeconds() * VISIBILITY_FACTOR),

@@ -75,10 +75,10 @@ describe('Provisioner: queues and rules', () => {
     }
   });
 
-  it.each(INTERRUPTION_RULES)('routes $detailType from $source to the interruption queue', (rule) => {
+  it.each(INTERRUPTION_RULES)('routes $detailTypes from $source to the interruption queue', (rule) => {
     const template = exampleTemplate();
     template.hasResourceProperties('AWS::Events::Rule', {
-      EventPattern: { source: [rule.source], 'detail-type': [rule.detailType] },
+      EventPattern: { source: [rule.source], 'detail-type': [...rule.detailTypes] },
       Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('InterruptionQueue'), 'Arn'] } })],
     });
   });
