@@ -50,7 +50,7 @@ export async function measureBundles(): Promise<BundleFigures[]> {
     [ENV.configFile]: join(work, CONFIG_FILE_NAME),
     AWS_REGION: 'us-west-2',
   };
-  writeFileSync(join(work, CONFIG_FILE_NAME), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [] }));
+  writeFileSync(join(work, CONFIG_FILE_NAME), JSON.stringify({ nodePools: [], nodeClasses: [] }));
   try {
     const bare = medianWallMs(['-e', ''], env);
     const figures: BundleFigures[] = [];

@@ -279,16 +279,9 @@ function isConfiguration(value: ProvisionerProps['manifests']): value is Configu
   return !Array.isArray(value) && typeof value === 'object' && value !== null && 'nodePools' in value;
 }
 
-/** The validated, defaulted objects as a `kind: List` the Lambdas load with the same loader as the CLI. */
+/** The validated, defaulted objects, as the functions load them at cold start ({nodePools, nodeClasses}). */
 function writeConfigurationDocument(configuration: Configuration): string {
   const path = join(mkdtempSync(join(tmpdir(), 'karpless-config-')), 'configuration.json');
-  writeFileSync(
-    path,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'List',
-      items: [...configuration.nodeClasses, ...configuration.nodePools],
-    }),
-  );
+  writeFileSync(path, JSON.stringify({ nodePools: configuration.nodePools, nodeClasses: configuration.nodeClasses }));
   return path;
 }
