@@ -90,6 +90,8 @@ const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
 
 export class Provisioner extends Construct {
   readonly configuration: Configuration;
+  /** The configuration document bundled with every function (written at synth). */
+  readonly configurationFile: string;
   readonly table: Table;
   readonly queues: EventQueues;
   readonly watcher: KarplessFunction;
@@ -108,6 +110,7 @@ export class Provisioner extends Construct {
     }
     this.configuration = isConfiguration(props.manifests) ? props.manifests : loadDeployConfiguration(props.manifests);
     const configurationFile = writeConfigurationDocument(this.configuration);
+    this.configurationFile = configurationFile;
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
     const lambdasDir = props.lambdasDir ?? LAMBDAS_DIR;
 
