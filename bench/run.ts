@@ -21,6 +21,7 @@ import { podsLowerBound } from '../shared/scheduling/lowerbound';
 import { allows, requirementFrom } from '../shared/scheduling/requirements';
 import { podRequests } from '../shared/scheduling/resources';
 import { makeDiversePods, makeGenericPods } from './pods';
+import { runRuntimeBenchmarks } from './runtime';
 
 export const SIZES = [1, 100, 1000, 5000, 10000, 20000];
 export type Suite = 'karpenter-shape' | 'us-east-1';
@@ -237,4 +238,9 @@ function main(args: string[]): void {
   }
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main(process.argv.slice(2));
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2);
+  main(args);
+  // The runtime figures join results.json only on a full run (or --write), like the scheduling ones.
+  await runRuntimeBenchmarks(args.length === 0 || args.includes('--write'));
+}

@@ -1,0 +1,244 @@
+// Runtime benchmarks (issue 7): the provision decision for 100, 1,000 and 10,000 pending pods, and
+// interruption throughput for 1,000 messages, both against in-memory fakes so only karpless' own
+// work is timed (no AWS or API-server latency). Figures go to bench/results.json as the element
+// with suite "runtime".
+//
+//   npm run bench                       (after the scheduling suites)
+//   npx tsx bench/runtime.ts [--write]  (runtime only)
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Node, Pod } from '../shared/apis/core/v1';
+import { LABEL_CAPACITY_TYPE } from '../shared/apis/v1/labels';
+import type { EC2NodeClass, NodePool } from '../shared/apis/v1/types';
+import { KUBE } from '../shared/contracts';
+import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
+import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
+import type { InterruptionMessage } from '../shared/interruption/types';
+import type { LaunchedInstance } from '../shared/providers/instance';
+import { handleInterruption } from '../shared/runtime/interruption';
+import { type NodeClaimToLaunch, provision } from '../shared/runtime/provision';
+import { noMetrics, silentLog } from '../shared/runtime/telemetry';
+import { FakeInstances, FakeKube, FakeState } from '../test/runtime/fakes';
+import { makeDiversePods } from './pods';
+
+export const PROVISION_SIZES = [100, 1000, 10000];
+export const INTERRUPTION_MESSAGES = 1000;
+
+export interface RuntimeResults {
+  suite: 'runtime';
+  provision: { pods: number; decisionMs: number; totalMs: number; nodeClaims: number }[];
+  interruption: { messages: number; seconds: number; messagesPerSecond: number; podsEvicted: number };
+}
+
+const nodeClass: EC2NodeClass = {
+  apiVersion: 'karpenter.k8s.aws/v1',
+  kind: 'EC2NodeClass',
+  metadata: { name: 'default' },
+  spec: {
+    role: 'KarpenterNodeRole-bench',
+    amiSelectorTerms: [{ alias: 'al2023@latest' }],
+    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
+    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
+  },
+};
+
+const nodePool: NodePool = {
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: 'general-purpose' },
+  spec: {
+    template: {
+      spec: {
+        requirements: [
+          { key: LABEL_CAPACITY_TYPE, operator: 'In', values: ['spot', 'on-demand'] },
+          { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm', 'r'] },
+          { key: 'karpenter.k8s.aws/instance-generation', operator: 'Gt', values: ['4'] },
+        ],
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      },
+    },
+    limits: { cpu: '10000000', memory: '10000000Gi' },
+  },
+};
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+async function provisionOnce(pods: Pod[], types: ReturnType<typeof resolveInstanceTypes>) {
+  const state = new FakeState(Date.now);
+  const instances = new FakeInstances();
+  let counter = 0;
+  const launch = async (request: NodeClaimToLaunch): Promise<LaunchedInstance> => {
+    const o = request.claim.offering;
+    instances.add({
+      instanceId: `i-${(counter++).toString(16).padStart(17, '0')}`,
+      nodeClaimName: request.nodeClaimName,
+      nodePool: request.nodePool.metadata.name,
+      instanceType: o.instanceType,
+      zone: o.zone,
+      capacityType: o.capacityType,
+    });
+    return {
+      instanceId: `i-${counter}`,
+      instanceType: o.instanceType,
+      zone: o.zone,
+      capacityType: o.capacityType,
+      existing: false,
+    };
+  };
+  const started = performance.now();
+  const report = await provision(
+    {
+      cluster: 'bench',
+      nodePools: [nodePool],
+      instanceTypes: async () => ({ byNodePool: { [nodePool.metadata.name]: types }, priceSource: 'bundled' }),
+      instances,
+      state,
+      launcher: { launch },
+      events: { nodeClaimsLaunched: async () => {} },
+      clock: Date.now,
+      log: silentLog,
+      metrics: noMetrics,
+    },
+    { pods, daemonSets: [], observedAt: new Date().toISOString() },
+  );
+  return {
+    decisionMs: report.decisionMs,
+    totalMs: performance.now() - started,
+    nodeClaims: report.detail.nodeClaims.length,
+  };
+}
+
+async function benchProvision(): Promise<RuntimeResults['provision']> {
+  const types = resolveInstanceTypes(loadBuiltInCatalog(), nodeClass);
+  const out: RuntimeResults['provision'] = [];
+  for (const size of PROVISION_SIZES) {
+    const pods = makeDiversePods(size);
+    await provisionOnce(structuredClone(pods), types); // warm-up
+    const runs = size >= 10000 ? 3 : 5;
+    const samples = [];
+    for (let i = 0; i < runs; i++) samples.push(await provisionOnce(structuredClone(pods), types));
+    const decision = median(samples.map((s) => s.decisionMs));
+    const total = median(samples.map((s) => s.totalMs));
+    out.push({
+      pods: size,
+      decisionMs: round(decision, 1),
+      totalMs: round(total, 1),
+      nodeClaims: samples[0]?.nodeClaims ?? 0,
+    });
+    console.log(
+      `provision  ${String(size).padStart(6)} pods  decision ${decision.toFixed(1).padStart(8)} ms  with launches and nominations ${total.toFixed(1).padStart(8)} ms  ${samples[0]?.nodeClaims} claims`,
+    );
+  }
+  return out;
+}
+
+function parse(body: string): InterruptionMessage {
+  return JSON.parse(body) as InterruptionMessage;
+}
+
+async function benchInterruption(): Promise<RuntimeResults['interruption']> {
+  const kube = new FakeKube(async () => {});
+  const state = new FakeState(Date.now);
+  const instances = new FakeInstances();
+  const bodies: string[] = [];
+  for (let i = 0; i < INTERRUPTION_MESSAGES; i++) {
+    const id = `i-${i.toString(16).padStart(17, '0')}`;
+    instances.add({ instanceId: id, nodeClaimName: `default-${i}`, capacityType: 'spot', privateDnsName: `node-${i}` });
+    const node: Node = {
+      metadata: {
+        name: `node-${i}`,
+        labels: { [KUBE.registeredLabel]: 'true' },
+        finalizers: [KUBE.terminationFinalizer],
+      } as Node['metadata'],
+      spec: { providerID: `aws:///us-west-2a/${id}`, taints: [] },
+    };
+    kube.putNode(node);
+    for (let p = 0; p < 3; p++) {
+      kube.putPod({
+        metadata: { name: `pod-${i}-${p}`, namespace: 'default', uid: `u-${i}-${p}` },
+        spec: { nodeName: `node-${i}`, containers: [] },
+        status: { phase: 'Running' },
+      });
+    }
+    const message: InterruptionMessage = {
+      kind: 'SpotInterruption',
+      eventId: `e-${i}`,
+      instanceIds: [id],
+      time: Date.now(),
+      action: 'CordonAndDrain',
+    };
+    bodies.push(JSON.stringify(message));
+  }
+  let evicted = 0;
+  const deps = {
+    cluster: 'bench',
+    kube,
+    instances,
+    state,
+    parse,
+    notices: {
+      publish: async (b: { pods: Pod[] }) => {
+        evicted += b.pods.length;
+        return 1;
+      },
+    },
+    rebalanceAction: 'record' as const,
+    isEvictable: () => true,
+    clock: Date.now,
+    sleep: async () => {},
+    invocationDeadline: Number.MAX_SAFE_INTEGER,
+    log: silentLog,
+    metrics: noMetrics,
+  };
+  const started = performance.now();
+  // As the Lambda gets them: batches of 10 records, handled in parallel.
+  for (let i = 0; i < bodies.length; i += 10) {
+    await Promise.all(bodies.slice(i, i + 10).map((body) => handleInterruption(deps, body)));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  console.log(
+    `interruption ${INTERRUPTION_MESSAGES} messages  ${seconds.toFixed(2)} s  ${(INTERRUPTION_MESSAGES / seconds).toFixed(0)} messages/s  ${evicted} pods evicted`,
+  );
+  return {
+    messages: INTERRUPTION_MESSAGES,
+    seconds: round(seconds, 3),
+    messagesPerSecond: Math.round(INTERRUPTION_MESSAGES / seconds),
+    podsEvicted: evicted,
+  };
+}
+
+/** Puts the runtime figures into results.json beside the scheduling ones (element with suite "runtime"). */
+export function recordRuntimeResults(
+  results: RuntimeResults,
+  path = join(dirname(fileURLToPath(import.meta.url)), 'results.json'),
+): void {
+  let current: unknown = [];
+  try {
+    current = JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    current = [];
+  }
+  const list = Array.isArray(current)
+    ? current.filter((e) => (e as { suite?: string }).suite !== 'runtime')
+    : [current];
+  writeFileSync(path, `${JSON.stringify([...list, results], null, 2)}\n`);
+  console.log(`wrote the runtime figures to ${path}`);
+}
+
+export async function runRuntimeBenchmarks(write: boolean): Promise<RuntimeResults> {
+  console.log('\nkarpless runtime benchmark (in-memory fakes: no AWS or API-server latency)');
+  const results: RuntimeResults = {
+    suite: 'runtime',
+    provision: await benchProvision(),
+    interruption: await benchInterruption(),
+  };
+  if (write) recordRuntimeResults(results);
+  return results;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await runRuntimeBenchmarks(process.argv.includes('--write'));
+}

@@ -1,0 +1,181 @@
+// The interruption decision for one SQS record (reference §6): parse; an unknown kind or an
+// instance that is not ours is acknowledged untouched; ours and CordonAndDrain → cordon, taint,
+// drain within the deadline, terminate, mark a spot offering unavailable for 3 minutes, and put a
+// notice for the evicted pods so their replacements get capacity at once. Redelivery is harmless:
+// every step is idempotent and the event id is claimed once.
+
+import type { Node, Pod, Workload } from '../apis/core/v1';
+import { METRIC } from '../contracts';
+import type { InterruptionMessage } from '../interruption/types';
+import { type KubeClient, KubeTransportError } from '../kube/types';
+import { errorCode, errorMessage, isThrottling } from '../providers/aws-errors';
+import type { Sleep } from '../providers/clock';
+import type { DrainRecord, StateStore } from '../providers/state';
+import { UNAVAILABLE_OFFERINGS_TTL_MS } from '../providers/unavailableofferings';
+import { type DrainDeps, driveDrain, startDrain } from './drain';
+import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
+
+/** Spot instances get a two-minute warning; the drain must end before it runs out. */
+export const SPOT_WARNING_MS = 2 * 60 * 1000;
+/** Other kinds: how long the drain may take before the instance is terminated anyway. */
+export const DEFAULT_DRAIN_MS = 10 * 60 * 1000;
+/** Idempotency records of handled events outlive SQS's retention (4 days by default). */
+export const EVENT_RECORD_TTL_MS = 5 * 24 * 60 * 60 * 1000;
+
+export type RebalanceAction = 'record' | 'act';
+
+export interface InterruptionDeps extends DrainDeps {
+  cluster: string;
+  kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes' | 'listDaemonSets'>;
+  instances: Pick<ClaimInstances, 'byIds' | 'terminate'>;
+  state: DrainDeps['state'] & Pick<StateStore, 'claimOnce' | 'markOfferingUnavailable' | 'releaseNomination'>;
+  /** Parses one SQS body; throws with the field at fault on a malformed one. */
+  parse(body: string): InterruptionMessage;
+  /** Puts a notice for pods that need new capacity (evicted from interrupted nodes). */
+  notices: { publish(batch: { pods: Pod[]; daemonSets: Workload[]; observedAt: string }): Promise<number> };
+  rebalanceAction: RebalanceAction;
+  sleep: Sleep;
+  /** Lambda's own end (epoch ms): a drain still running then resumes on redelivery. */
+  invocationDeadline: number;
+  pollMs?: number;
+}
+
+export type RecordOutcome =
+  | { status: 'acknowledged'; reason: string }
+  | { status: 'handled'; kind: string; instanceIds: string[]; evicted: number }
+  | { status: 'failed'; reason: string; retryable: boolean };
+
+const RETRYABLE_STATUS = new Set([429, 500, 502, 503, 504]);
+
+/** Throttling, 5xx answers from AWS or the API server, timeouts and dropped connections. */
+export function isRetryable(error: unknown): boolean {
+  if (isThrottling(error) || error instanceof KubeTransportError) return true;
+  const e = error as { $metadata?: { httpStatusCode?: number }; code?: unknown; $retryable?: unknown };
+  if (typeof e?.code === 'number' && RETRYABLE_STATUS.has(e.code)) return true;
+  const status = e?.$metadata?.httpStatusCode;
+  if (status !== undefined && status >= 500) return true;
+  if (e?.$retryable) return true;
+  const code = errorCode(error) ?? '';
+  return ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'TimeoutError', 'AbortError', 'InternalError'].includes(code);
+}
+
+function drainDeadline(message: InterruptionMessage): number {
+  return message.time + (message.kind === 'SpotInterruption' ? SPOT_WARNING_MS : DEFAULT_DRAIN_MS);
+}
+
+function shouldAct(message: InterruptionMessage, rebalance: RebalanceAction): boolean {
+  if (message.kind === 'Unknown') return false;
+  if (message.kind === 'RebalanceRecommendation') return rebalance === 'act';
+  return message.action === 'CordonAndDrain';
+}
+
+/**
+ * The Nodes of the given instances. Each is first looked up by the instance's private DNS name (the
+ * EKS node name), checked by providerID; only instances not found that way cost a list of all nodes.
+ */
+async function nodesOf(deps: InterruptionDeps, instances: readonly ClaimInstance[]): Promise<Map<string, Node>> {
+  const nodes = new Map<string, Node>();
+  for (const instance of instances) {
+    if (!instance.privateDnsName) continue;
+    const node = await deps.kube.getNode(instance.privateDnsName);
+    if (node && instanceIdFromProviderID(node.spec?.providerID) === instance.instanceId) {
+      nodes.set(instance.instanceId, node);
+    }
+  }
+  const missing = new Set(instances.map((i) => i.instanceId).filter((id) => !nodes.has(id)));
+  if (missing.size === 0) return nodes;
+  for (const node of (await deps.kube.listNodes()).items) {
+    const id = instanceIdFromProviderID(node.spec?.providerID);
+    if (id && missing.has(id)) nodes.set(id, node);
+  }
+  return nodes;
+}
+
+async function act(deps: InterruptionDeps, message: InterruptionMessage, ours: ClaimInstance[]): Promise<Pod[]> {
+  const nodes = await nodesOf(deps, ours);
+  const deadline = drainDeadline(message);
+  // Drain records first (get-or-create): a redelivery after a crash anywhere below finds them and resumes.
+  const records = new Map<string, DrainRecord>();
+  for (const instance of ours) {
+    const node = nodes.get(instance.instanceId);
+    if (!node) continue;
+    const start = { nodeName: node.metadata.name, instanceId: instance.instanceId, reason: message.kind, deadline };
+    records.set(instance.instanceId, await startDrain(deps, start));
+  }
+  const first = await deps.state.claimOnce(`interruption/${message.eventId}`, EVENT_RECORD_TTL_MS);
+  if (!first && records.size === 0) return [];
+  if (first && message.kind === 'SpotInterruption') {
+    for (const i of ours.filter((o) => o.capacityType === 'spot')) {
+      await deps.state.markOfferingUnavailable(
+        'spot',
+        i.instanceType,
+        i.zone,
+        message.kind,
+        UNAVAILABLE_OFFERINGS_TTL_MS,
+      );
+    }
+  }
+  const evicted: Pod[] = [];
+  for (const instance of ours) {
+    const record = records.get(instance.instanceId);
+    const fields = { nodeclaim: instance.nodeClaimName, instanceId: instance.instanceId, kind: message.kind };
+    if (!record) {
+      // Not registered (or already gone): nothing to drain; its pods go back to being planned.
+      await deps.instances.terminate([instance.instanceId]);
+      await deps.state.releaseNomination(instance.nodeClaimName);
+      deps.log.info('interrupted instance has no node: terminated', fields);
+      continue;
+    }
+    const run = await driveDrain(deps, record, {
+      deleteNode: true,
+      // The drain enforces its own deadline (then terminates); only the invocation's end stops it.
+      until: deps.invocationDeadline,
+      pollMs: deps.pollMs ?? 1_000,
+    });
+    evicted.push(...run.evicted);
+    deps.log.info(run.finished ? 'interrupted node drained' : 'interrupted node still draining', {
+      ...fields,
+      node: record.nodeName,
+      evicted: run.evicted.length,
+      phase: run.record.phase,
+    });
+    if (!run.finished) {
+      throw Object.assign(new Error(`drain of node ${record.nodeName} did not finish in this invocation`), {
+        $retryable: true,
+      });
+    }
+  }
+  return evicted;
+}
+
+/** Handles one record; never throws (the outcome says whether SQS should deliver it again). */
+export async function handleInterruption(deps: InterruptionDeps, body: string): Promise<RecordOutcome> {
+  let message: InterruptionMessage;
+  try {
+    message = deps.parse(body);
+  } catch (error) {
+    // A poison message: report it failed so it ends in the DLQ after maxReceiveCount.
+    return { status: 'failed', reason: `unparseable message: ${errorMessage(error)}`, retryable: false };
+  }
+  deps.metrics.record(METRIC.interruptions, 'Count', 1, { kind: message.kind });
+  if (!shouldAct(message, deps.rebalanceAction)) {
+    return { status: 'acknowledged', reason: `${message.kind}: recorded, no action` };
+  }
+  try {
+    const ours = [...(await deps.instances.byIds(message.instanceIds)).values()];
+    if (ours.length === 0) return { status: 'acknowledged', reason: `${message.kind}: not an instance of ours` };
+    const evicted = await act(deps, message, ours);
+    if (evicted.length > 0) {
+      const daemonSets = (await deps.kube.listDaemonSets()).items;
+      await deps.notices.publish({ pods: evicted, daemonSets, observedAt: new Date(deps.clock()).toISOString() });
+    }
+    return {
+      status: 'handled',
+      kind: message.kind,
+      instanceIds: ours.map((i) => i.instanceId),
+      evicted: evicted.length,
+    };
+  } catch (error) {
+    return { status: 'failed', reason: errorMessage(error), retryable: isRetryable(error) };
+  }
+}

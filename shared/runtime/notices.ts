@@ -1,0 +1,76 @@
+// The provision queue's records → one batch: each record is the EventBridge event the notice rule
+// delivered; its detail passes the one notice validator. A malformed notice cannot get better by
+// retrying (and would hold up the cluster's FIFO group), so it is logged naming the record and
+// the fields, and acknowledged.
+
+import { DETAIL_TYPE } from '../contracts';
+import { mergeNotices, podFromNoticeDaemonSet, podFromNoticePod, validateNotice } from '../notice';
+import type { PodsUnschedulableDetail } from '../notice/types';
+import type { ProvisionBatch } from './provision';
+
+export interface QueueRecord {
+  messageId: string;
+  body: string;
+}
+
+export interface RejectedRecord {
+  messageId: string;
+  problems: string[];
+}
+
+export interface ParsedBatch {
+  batch?: ProvisionBatch;
+  rejected: RejectedRecord[];
+}
+
+function detailOf(body: string): { detail?: unknown; problem?: string } {
+  let event: unknown;
+  try {
+    event = JSON.parse(body);
+  } catch (error) {
+    return { problem: `body is not JSON: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  if (typeof event !== 'object' || event === null) return { problem: 'body: must be an EventBridge event object' };
+  const e = event as Record<string, unknown>;
+  if (e['detail-type'] !== DETAIL_TYPE.podsUnschedulable) {
+    return {
+      problem: `detail-type: must be "${DETAIL_TYPE.podsUnschedulable}", got ${JSON.stringify(e['detail-type'])}`,
+    };
+  }
+  return { detail: e.detail };
+}
+
+export function parseProvisionRecords(records: readonly QueueRecord[], cluster: string): ParsedBatch {
+  const rejected: RejectedRecord[] = [];
+  const details: PodsUnschedulableDetail[] = [];
+  for (const record of records) {
+    const { detail, problem } = detailOf(record.body);
+    if (problem) {
+      rejected.push({ messageId: record.messageId, problems: [problem] });
+      continue;
+    }
+    const validation = validateNotice(detail);
+    if (!validation.ok) {
+      rejected.push({ messageId: record.messageId, problems: validation.problems.map((p) => `detail.${p}`) });
+      continue;
+    }
+    if (validation.detail.cluster !== cluster) {
+      rejected.push({
+        messageId: record.messageId,
+        problems: [`detail.cluster: "${validation.detail.cluster}" is not this function's cluster "${cluster}"`],
+      });
+      continue;
+    }
+    details.push(validation.detail);
+  }
+  if (details.length === 0) return { rejected };
+  const merged = mergeNotices(details);
+  return {
+    batch: {
+      pods: merged.pods.map(podFromNoticePod),
+      daemonSets: merged.daemonSets.map(podFromNoticeDaemonSet),
+      observedAt: merged.observedAt,
+    },
+    rejected,
+  };
+}

@@ -1,0 +1,197 @@
+// The watcher: one invocation (scheduled each minute) lists the unassigned pods and the nodes, then
+// watches both until shortly before its deadline. Pending pods are batched as Karpenter does and go
+// out as a PodsUnschedulable notice; nodes of ours are registered, initialized, and their deletions
+// finished (see nodes.ts). Nothing depends on one invocation living long: the next one re-lists.
+
+import type { Node, Pod, Workload } from '../apis/core/v1';
+import { METRIC } from '../contracts';
+import type { KubeClient, WatchEvent } from '../kube/types';
+import { errorMessage } from '../providers/aws-errors';
+import type { Clock, Sleep } from '../providers/clock';
+import { Batcher } from './batcher';
+import { NodeReconciler, type NodeReconcilerDeps } from './nodes';
+import { podUid } from './objects';
+import { isProvisionable, UNASSIGNED_PODS } from './pending';
+import { runWatchLoop } from './watchloop';
+
+/** Puts the pending set as one or more PodsUnschedulable entries; returns how many entries went out. */
+export interface NoticePublisher {
+  publish(batch: { pods: Pod[]; daemonSets: Workload[]; observedAt: string }): Promise<number>;
+}
+
+export interface WatcherDeps extends NodeReconcilerDeps {
+  kube: NodeReconcilerDeps['kube'] &
+    Pick<KubeClient, 'listPods' | 'watchPods' | 'listNodes' | 'watchNodes' | 'listDaemonSets'>;
+  notices: NoticePublisher;
+  clock: Clock;
+  sleep: Sleep;
+  /** How often the batch and the node work are looked at (default 200 ms). */
+  tickMs?: number;
+  /** How often nodes being deleted take a drain step without a watch event (default 2 s). */
+  drainPollMs?: number;
+}
+
+export interface WatcherReport {
+  noticesPut: number;
+  podsNoticed: number;
+  registered: number;
+  initialized: number;
+  drained: number;
+  podLists: number;
+  nodeLists: number;
+}
+
+class PendingSet {
+  readonly pods = new Map<string, Pod>();
+  /** Pods carried by a notice this invocation: only a pod not among them opens a batch. */
+  readonly noticed = new Set<string>();
+
+  constructor(private readonly batcher: Batcher) {}
+
+  replace(items: readonly Pod[], now: number): void {
+    this.pods.clear();
+    for (const pod of items) this.update(pod, now);
+  }
+
+  update(pod: Pod, now: number): void {
+    const uid = podUid(pod);
+    if (!isProvisionable(pod)) {
+      this.pods.delete(uid);
+      return;
+    }
+    this.pods.set(uid, pod);
+    if (!this.noticed.has(uid)) this.batcher.trigger(now);
+  }
+
+  apply(event: WatchEvent<Pod>, now: number): void {
+    if (event.type === 'BOOKMARK') return;
+    if (event.type === 'DELETED') this.pods.delete(podUid(event.object));
+    else this.update(event.object, now);
+  }
+}
+
+export async function runWatcher(deps: WatcherDeps, options: { stopAt: number }): Promise<WatcherReport> {
+  const tickMs = deps.tickMs ?? 200;
+  const drainPollMs = deps.drainPollMs ?? 2_000;
+  const batcher = new Batcher();
+  const pending = new PendingSet(batcher);
+  const nodes = new Map<string, Node>();
+  const dirty = new Set<string>();
+  const reconciler = new NodeReconciler(deps);
+  const report: WatcherReport = {
+    noticesPut: 0,
+    podsNoticed: 0,
+    registered: 0,
+    initialized: 0,
+    drained: 0,
+    podLists: 0,
+    nodeLists: 0,
+  };
+  const abort = new AbortController();
+  const context = {
+    clock: deps.clock,
+    sleep: deps.sleep,
+    log: deps.log,
+    stopAt: options.stopAt,
+    signal: abort.signal,
+    retryMs: 1_000,
+  };
+
+  const flush = async (): Promise<void> => {
+    const pods = [...pending.pods.values()];
+    if (pods.length === 0) {
+      batcher.close();
+      return;
+    }
+    try {
+      const daemonSets = (await deps.kube.listDaemonSets()).items;
+      const entries = await deps.notices.publish({
+        pods,
+        daemonSets,
+        observedAt: new Date(deps.clock()).toISOString(),
+      });
+      for (const pod of pods) pending.noticed.add(podUid(pod));
+      batcher.close();
+      report.noticesPut += entries;
+      report.podsNoticed += pods.length;
+      deps.metrics.record(METRIC.noticesPut, 'Count', entries);
+      deps.metrics.record(METRIC.unschedulablePods, 'Count', pods.length);
+      deps.log.info('notice put', { pods: pods.length, entries, daemonSets: daemonSets.length });
+    } catch (error) {
+      // Keep the batch open and try again a second later.
+      batcher.trigger(deps.clock());
+      deps.log.error('putting the notice failed, will retry', { pods: pods.length, error: errorMessage(error) });
+    }
+  };
+
+  const work = async (): Promise<void> => {
+    let lastDrainPoll = deps.clock();
+    while (deps.clock() < options.stopAt) {
+      const now = deps.clock();
+      if (batcher.due(now)) await flush();
+      if (now - lastDrainPoll >= drainPollMs) {
+        lastDrainPoll = now;
+        for (const node of nodes.values()) if (reconciler.wants(node)) dirty.add(node.metadata.name);
+      }
+      if (dirty.size > 0) {
+        const batch = [...dirty].flatMap((name) => nodes.get(name) ?? []);
+        dirty.clear();
+        try {
+          await reconciler.reconcile(batch);
+        } catch (error) {
+          for (const node of batch) dirty.add(node.metadata.name);
+          deps.log.warn('looking up node instances failed, will retry', { error: errorMessage(error) });
+        }
+      }
+      await deps.sleep(tickMs);
+    }
+    if (batcher.open) await flush();
+  };
+
+  const [podLists, nodeLists] = await Promise.all([
+    runWatchLoop<Pod>(
+      {
+        resource: 'pods',
+        fieldSelector: UNASSIGNED_PODS,
+        list: () => deps.kube.listPods({ fieldSelector: UNASSIGNED_PODS }),
+        watch: (o, on) => deps.kube.watchPods(o, on),
+        onList: (items) => pending.replace(items, deps.clock()),
+        onEvent: (event) => pending.apply(event, deps.clock()),
+      },
+      context,
+    ),
+    runWatchLoop<Node>(
+      {
+        resource: 'nodes',
+        list: () => deps.kube.listNodes(),
+        watch: (o, on) => deps.kube.watchNodes(o, on),
+        onList: (items) => {
+          nodes.clear();
+          for (const node of items) {
+            nodes.set(node.metadata.name, node);
+            dirty.add(node.metadata.name);
+          }
+        },
+        onEvent: (event) => {
+          if (event.type === 'BOOKMARK') return;
+          const name = event.object.metadata.name;
+          if (event.type === 'DELETED') nodes.delete(name);
+          else {
+            nodes.set(name, event.object);
+            dirty.add(name);
+          }
+        },
+      },
+      context,
+    ),
+    work().finally(() => abort.abort()),
+  ]);
+  report.podLists = podLists;
+  report.nodeLists = nodeLists;
+  Object.assign(report, {
+    registered: reconciler.counts.registered,
+    initialized: reconciler.counts.initialized,
+    drained: reconciler.counts.drained,
+  });
+  return report;
+}

@@ -1,0 +1,227 @@
+// The handlers over in-memory fakes: records in, batch item failures out, nothing thrown.
+
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createHandler as interruptionHandler } from '../../lambdas/interruption/handler';
+import { createHandler as provisionHandler } from '../../lambdas/provision/handler';
+import { createHandler as watcherHandler } from '../../lambdas/watcher/handler';
+import { DETAIL_TYPE } from '../../shared/contracts';
+import { parseInterruption } from '../../shared/interruption';
+import { noticePodFromPod } from '../../shared/notice';
+import type { Powertools } from '../../shared/runtime/powertools';
+import { powertools } from '../../shared/runtime/powertools';
+import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
+import { nodePool, standardTypes } from '../scheduling/helpers';
+import { boundPod, FakeInstances, FakeKube, FakeState, pendingPod, START, virtualTime } from './fakes';
+
+let tools: Powertools;
+
+beforeAll(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  tools = powertools('test', 'c1');
+});
+
+function context(remainingMs = 60_000): Context {
+  return { getRemainingTimeInMillis: () => remainingMs, awsRequestId: 'req', functionName: 'fn' } as unknown as Context;
+}
+
+function sqs(bodies: string[]): SQSEvent {
+  return { Records: bodies.map((body, i) => ({ messageId: `m${i}`, body }) as SQSRecord) };
+}
+
+function spotEvent(instanceId: string, id = `evt-${instanceId}`): string {
+  return JSON.stringify({
+    version: '0',
+    id,
+    'detail-type': 'EC2 Spot Instance Interruption Warning',
+    source: 'aws.ec2',
+    account: '123456789012',
+    time: new Date(START).toISOString(),
+    region: 'us-west-2',
+    resources: [`arn:aws:ec2:us-west-2:instance/${instanceId}`],
+    detail: { 'instance-id': instanceId, 'instance-action': 'terminate' },
+  });
+}
+
+describe('interruption handler', () => {
+  let kube: FakeKube;
+  let instances: FakeInstances;
+  let state: FakeState;
+
+  beforeEach(() => {
+    kube = new FakeKube(async () => {});
+    instances = new FakeInstances();
+    state = new FakeState(() => START);
+  });
+
+  function handler() {
+    return interruptionHandler(
+      async () => ({
+        ...tools.telemetry,
+        cluster: 'c1',
+        kube,
+        instances,
+        state,
+        parse(body) {
+          const result = parseInterruption(body);
+          if (!result.ok) throw new Error(result.error);
+          return result.message;
+        },
+        notices: { publish: async () => 1 },
+        rebalanceAction: 'record',
+        isEvictable: () => true,
+        clock: () => START,
+        sleep: async () => {},
+      }),
+      tools,
+    );
+  }
+
+  it('fails only the malformed record of a batch, and acts on the good ones', async () => {
+    instances.add({ instanceId: 'i-0aaaaaaa', nodeClaimName: 'default-a', capacityType: 'spot' });
+    const response = await handler()(
+      sqs([
+        spotEvent('i-0aaaaaaa'),
+        '{"version":"0","source":"aws.ec2","detail-type":"EC2 Spot Instance Interruption Warning","detail":{}}',
+        '{"trunc',
+        spotEvent('i-0eeeeeee'),
+      ]),
+      context(),
+    );
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }, { itemIdentifier: 'm2' }]);
+    expect(instances.terminated).toEqual(['i-0aaaaaaa']);
+  });
+
+  it('reports every record when its dependencies cannot be built, and throws nothing', async () => {
+    const failing = interruptionHandler(async () => {
+      throw new Error('KARPLESS_STATE_TABLE is not set');
+    }, tools);
+    const response = await failing(sqs([spotEvent('i-0aaaaaaa'), spotEvent('i-0bbbbbbb')]), context());
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
+  });
+
+  it('reports a whole batch of failures without throwing', async () => {
+    const response = await handler()(sqs(['x', 'y']), context());
+    expect(response.batchItemFailures).toHaveLength(2);
+  });
+});
+
+describe('provision handler', () => {
+  let instances: FakeInstances;
+  let state: FakeState;
+  let events: NodeClaimsLaunchedDetail[];
+  let launches: number;
+
+  beforeEach(() => {
+    instances = new FakeInstances();
+    state = new FakeState(() => START);
+    events = [];
+    launches = 0;
+  });
+
+  function handler(fail = false) {
+    return provisionHandler(
+      async () => ({
+        ...tools.telemetry,
+        cluster: 'c1',
+        nodePools: [nodePool('default')],
+        instanceTypes: async () => ({ byNodePool: { default: standardTypes() }, priceSource: 'bundled' }),
+        instances,
+        state,
+        launcher: {
+          async launch(request) {
+            if (fail) throw Object.assign(new Error('throttled'), { name: 'RequestLimitExceeded' });
+            launches++;
+            const o = request.claim.offering;
+            instances.add({
+              instanceId: `i-${launches}`,
+              nodeClaimName: request.nodeClaimName,
+              instanceType: o.instanceType,
+              zone: o.zone,
+            });
+            return {
+              instanceId: `i-${launches}`,
+              instanceType: o.instanceType,
+              zone: o.zone,
+              capacityType: o.capacityType,
+              existing: false,
+            };
+          },
+        },
+        events: { nodeClaimsLaunched: async (d) => void events.push(d) },
+        clock: () => START,
+      }),
+      tools,
+    );
+  }
+
+  function notice(cluster = 'c1', names = ['a', 'b']): string {
+    return JSON.stringify({
+      version: '0',
+      source: 'karpless',
+      'detail-type': DETAIL_TYPE.podsUnschedulable,
+      detail: {
+        cluster,
+        observedAt: new Date(START).toISOString(),
+        pods: names.map((n) => noticePodFromPod(pendingPod(n))),
+        daemonSets: [],
+      },
+    });
+  }
+
+  it('plans one decision for the batch and acknowledges malformed notices', async () => {
+    const response = await handler()(
+      sqs([notice(), notice('c1', ['c']), '{"detail-type":"Other"}', notice('c2')]),
+      context(),
+    );
+    expect(response.batchItemFailures).toEqual([]);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.nodeClaims.flatMap((c) => c.pods).sort()).toEqual(['default/a', 'default/b', 'default/c']);
+  });
+
+  it('returns the whole batch when a launch may succeed later', async () => {
+    const response = await handler(true)(sqs([notice(), notice('c1', ['c'])]), context());
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
+  });
+});
+
+describe('watcher handler', () => {
+  it('watches until shortly before the timeout and reports', async () => {
+    const time = virtualTime();
+    const kube = new FakeKube(time.sleep);
+    kube.putPod(pendingPod('a'));
+    kube.putPod(boundPod('b', 'n1'));
+    const published: string[][] = [];
+    const handler = watcherHandler(
+      async () => ({
+        ...tools.telemetry,
+        kube,
+        instances: new FakeInstances(),
+        state: new FakeState(time.clock),
+        notices: {
+          publish: async (b) => {
+            published.push(b.pods.map((p) => p.metadata.name));
+            return 1;
+          },
+        },
+        claims: { registrationLabels: () => ({}), startupTaints: () => [], terminationGracePeriodMs: () => undefined },
+        isEvictable: () => true,
+        clock: time.clock,
+        sleep: time.sleep,
+      }),
+      tools,
+    );
+    const report = await time.run(handler({}, context(20_000)));
+    expect(report).toMatchObject({ noticesPut: 1, podsNoticed: 1 });
+    expect(published).toEqual([['a']]);
+    expect(time.clock() - START).toBeLessThanOrEqual(15_500);
+  });
+
+  it('logs and returns an error instead of throwing when it cannot start', async () => {
+    const handler = watcherHandler(async () => {
+      throw new Error('DescribeCluster: AccessDenied');
+    }, tools);
+    expect(await handler({}, context())).toEqual({ error: 'DescribeCluster: AccessDenied' });
+  });
+});

@@ -1,0 +1,218 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Pod } from '../../shared/apis/core/v1';
+import { METRIC } from '../../shared/contracts';
+import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../../shared/providers/instance';
+import {
+  type NodeClaimsLaunchedDetail,
+  type NodeClaimToLaunch,
+  nodeClaimName,
+  type ProvisionBatch,
+  type ProvisionDeps,
+  provision,
+  RetryableProvisionError,
+} from '../../shared/runtime/provision';
+import { awsError } from '../providers/fakes';
+import { nodePool, standardTypes } from '../scheduling/helpers';
+import { FakeInstances, FakeState, pendingPod, RecordingLog, RecordingMetrics, START } from './fakes';
+
+let now: number;
+let state: FakeState;
+let instances: FakeInstances;
+let launches: NodeClaimToLaunch[];
+let events: NodeClaimsLaunchedDetail[];
+let log: RecordingLog;
+let metrics: RecordingMetrics;
+let launchFailure: ((request: NodeClaimToLaunch) => Error | undefined) | undefined;
+let counter: number;
+
+/** A launcher that behaves like InstanceLauncher: a claim that has an instance gets it back. */
+async function launch(request: NodeClaimToLaunch): Promise<LaunchedInstance> {
+  launches.push(request);
+  const failure = launchFailure?.(request);
+  if (failure) throw failure;
+  const existing = [...instances.instances.values()].find((i) => i.nodeClaimName === request.nodeClaimName);
+  if (existing) return { ...existing, existing: true };
+  const offering = request.claim.offering;
+  const added = instances.add({
+    instanceId: `i-${(counter++).toString(16).padStart(8, '0')}`,
+    nodeClaimName: request.nodeClaimName,
+    nodePool: request.nodePool.metadata.name,
+    instanceType: offering.instanceType,
+    zone: offering.zone,
+    capacityType: offering.capacityType,
+  });
+  return { ...added, existing: false };
+}
+
+function deps(overrides: Partial<ProvisionDeps> = {}): ProvisionDeps {
+  return {
+    cluster: 'c1',
+    nodePools: [nodePool('default')],
+    instanceTypes: async () => ({ byNodePool: { default: standardTypes() }, priceSource: 'bundled' }),
+    instances,
+    state,
+    launcher: { launch },
+    events: {
+      async nodeClaimsLaunched(detail) {
+        events.push(detail);
+      },
+    },
+    clock: () => now,
+    log,
+    metrics,
+    ...overrides,
+  };
+}
+
+function pods(count: number, prefix = 'p', cpu = '500m'): Pod[] {
+  return Array.from({ length: count }, (_, i) =>
+    pendingPod(`${prefix}${i}`, {
+      containers: [{ name: 'app', resources: { requests: { cpu, memory: '512Mi' } } }],
+    }),
+  );
+}
+
+function batch(list: Pod[], observedAt = '2026-01-01T00:00:00.000Z'): ProvisionBatch {
+  return { pods: list, daemonSets: [], observedAt };
+}
+
+beforeEach(() => {
+  now = START;
+  state = new FakeState(() => now);
+  instances = new FakeInstances();
+  launches = [];
+  events = [];
+  log = new RecordingLog();
+  metrics = new RecordingMetrics();
+  launchFailure = undefined;
+  counter = 1;
+});
+
+describe('provision', () => {
+  it('plans, launches, nominates the pods and reports the claims with their prices', async () => {
+    const report = await provision(deps(), batch(pods(6)));
+
+    expect(report.detail.nodeClaims.length).toBeGreaterThan(0);
+    const placed = report.detail.nodeClaims.flatMap((c) => c.pods);
+    expect(placed.sort()).toEqual(
+      pods(6)
+        .map((p) => `default/${p.metadata.name}`)
+        .sort(),
+    );
+    for (const claim of report.detail.nodeClaims) {
+      expect(claim.nodeClaimName).toMatch(/^default-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+      expect(claim.price).toBeGreaterThan(0);
+      expect(state.nominationsByClaim.get(claim.nodeClaimName)?.podUids).toHaveLength(claim.pods.length);
+      expect(state.nominationsByClaim.get(claim.nodeClaimName)?.expiresAt).toBe(START + 15 * 60 * 1000);
+    }
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ cluster: 'c1', priceSource: 'bundled', unschedulable: [] });
+    expect(metrics.sum(METRIC.launches, { capacityType: 'on-demand' })).toBe(report.detail.nodeClaims.length);
+    expect(metrics.sum(METRIC.podsPerDecision)).toBe(6);
+    expect(metrics.points.some((p) => p.name === METRIC.decisionLatency && p.unit === 'Milliseconds')).toBe(true);
+    expect(log.lines.find((l) => l.message === 'provision decision')?.fields).toMatchObject({ priceSource: 'bundled' });
+  });
+
+  it('launches nothing new when the same batch is delivered three times', async () => {
+    for (let i = 0; i < 3; i++) await provision(deps(), batch(pods(6)));
+    const names = new Set(launches.map((l) => l.nodeClaimName));
+    expect(instances.instances.size).toBe(names.size);
+    expect(launches).toHaveLength(names.size);
+    expect(events.at(-1)?.nodeClaims).toEqual([]);
+    expect(events.at(-1)?.inFlight).toEqual([]);
+  });
+
+  it('re-finds the instances of a decision that crashed before nominating', async () => {
+    const nominate = state.nominate.bind(state);
+    state.nominate = async () => {
+      throw awsError('InternalServerError');
+    };
+    await expect(provision(deps(), batch(pods(4)))).rejects.toThrow();
+    state.nominate = nominate;
+    const launchedBefore = instances.instances.size;
+
+    const report = await provision(deps(), batch(pods(4)));
+    expect(instances.instances.size).toBe(launchedBefore);
+    expect(report.detail.nodeClaims.every((c) => c.existing)).toBe(true);
+    expect(metrics.sum(METRIC.launches)).toBe(launchedBefore);
+  });
+
+  it('names claims from the decision: another observation of the same pods gets new names', () => {
+    const a = nodeClaimName('default', '2026-01-01T00:00:00Z', ['u2', 'u1']);
+    expect(nodeClaimName('default', '2026-01-01T00:00:00Z', ['u1', 'u2'])).toBe(a);
+    expect(nodeClaimName('default', '2026-01-01T00:01:00Z', ['u1', 'u2'])).not.toBe(a);
+  });
+
+  it('puts new pods on a claim in flight that has room instead of launching', async () => {
+    await provision(deps(), batch(pods(1, 'first', '100m')));
+    expect(launches).toHaveLength(1);
+    const claim = launches[0]!.nodeClaimName;
+
+    const report = await provision(
+      deps(),
+      batch([...pods(1, 'first', '100m'), ...pods(1, 'second', '100m')], '2026-01-01T00:00:05.000Z'),
+    );
+    expect(launches).toHaveLength(1);
+    expect(report.alreadyNominated).toBe(1);
+    expect(report.detail.inFlight).toEqual([{ nodeClaimName: claim, pods: ['default/second0'] }]);
+    expect(state.nominationsByClaim.get(claim)?.podUids.sort()).toEqual(['uid-first0', 'uid-second0']);
+  });
+
+  it('plans again pods whose claim has no live instance any more', async () => {
+    await state.nominate({
+      nodeClaimName: 'default-gone',
+      nodePool: 'default',
+      podUids: ['uid-p0'],
+      expiresAt: START + 60_000,
+    });
+    const report = await provision(deps(), batch(pods(1)));
+    expect(report.alreadyNominated).toBe(0);
+    expect(launches).toHaveLength(1);
+  });
+
+  it('reports pods that fit nowhere with the reasons', async () => {
+    const huge = pods(1, 'huge', '500');
+    const report = await provision(deps(), batch(huge));
+    expect(launches).toEqual([]);
+    expect(report.detail.unschedulable).toHaveLength(1);
+    expect(report.detail.unschedulable[0]?.pod).toBe('default/huge0');
+    expect(report.detail.unschedulable[0]?.reasons.length).toBeGreaterThan(0);
+  });
+
+  it('counts a capacity error, reports its pods, and does not ask for the batch again', async () => {
+    launchFailure = (r) =>
+      new InsufficientCapacityError(r.nodeClaimName, [
+        { offering: 'on-demand:m5.large:zone-a', code: 'InsufficientInstanceCapacity', message: 'none' },
+      ]);
+    const report = await provision(deps(), batch(pods(2)));
+    expect(metrics.sum(METRIC.capacityErrors)).toBeGreaterThan(0);
+    expect(report.detail.unschedulable.map((u) => u.pod).sort()).toEqual(['default/p0', 'default/p1']);
+    expect(report.detail.unschedulable[0]?.reasons[0]).toContain('no offering has capacity');
+    expect(state.nominationsByClaim.size).toBe(0);
+  });
+
+  it('acknowledges a launch error retrying cannot cure', async () => {
+    launchFailure = (r) =>
+      new LaunchError(r.nodeClaimName, [{ offering: '', code: 'UnauthorizedOperation', message: 'denied' }]);
+    const report = await provision(deps(), batch(pods(2)));
+    expect(report.detail.nodeClaims).toEqual([]);
+    expect(events).toHaveLength(1);
+  });
+
+  it('launches what it can and asks for the batch again after a retryable failure', async () => {
+    let first = true;
+    launchFailure = () => {
+      if (!first) return undefined;
+      first = false;
+      return awsError('RequestLimitExceeded');
+    };
+    const many = pods(40, 'p', '1');
+    await expect(provision(deps(), batch(many))).rejects.toBeInstanceOf(RetryableProvisionError);
+    const launched = instances.instances.size;
+    expect(launched).toBeGreaterThan(0);
+    expect(events).toHaveLength(1);
+
+    await provision(deps(), batch(many));
+    expect(instances.instances.size).toBe(launched + 1);
+  });
+});

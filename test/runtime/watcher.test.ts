@@ -1,0 +1,295 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Node, Pod, Workload } from '../../shared/apis/core/v1';
+import { KUBE, METRIC } from '../../shared/contracts';
+import { runWatcher, type WatcherDeps } from '../../shared/runtime/watcher';
+import {
+  boundPod,
+  FakeInstances,
+  FakeKube,
+  FakeState,
+  kubeletNode,
+  pendingPod,
+  RecordingLog,
+  RecordingMetrics,
+  START,
+  type VirtualTime,
+  virtualTime,
+} from './fakes';
+
+interface Published {
+  at: number;
+  pods: string[];
+  daemonSets: number;
+}
+
+let time: VirtualTime;
+let kube: FakeKube;
+let state: FakeState;
+let instances: FakeInstances;
+let published: Published[];
+let log: RecordingLog;
+let metrics: RecordingMetrics;
+
+function deps(overrides: Partial<WatcherDeps> = {}): WatcherDeps {
+  return {
+    kube,
+    instances,
+    state,
+    notices: {
+      async publish(batch: { pods: Pod[]; daemonSets: Workload[] }) {
+        published.push({
+          at: time.clock(),
+          pods: batch.pods.map((p) => p.metadata.name).sort(),
+          daemonSets: batch.daemonSets.length,
+        });
+        return 1;
+      },
+    },
+    claims: {
+      registrationLabels: (i) => ({
+        'karpenter.sh/nodepool': i.nodePool,
+        'node.kubernetes.io/instance-type': i.instanceType,
+        'karpenter.sh/capacity-type': i.capacityType,
+      }),
+      startupTaints: () => [{ key: 'example.com/agent-not-ready', effect: 'NoSchedule' }],
+      terminationGracePeriodMs: () => 60_000,
+    },
+    isEvictable: (pod) => pod.metadata.ownerReferences?.[0]?.kind !== 'DaemonSet',
+    clock: time.clock,
+    sleep: time.sleep,
+    log,
+    metrics,
+    ...overrides,
+  };
+}
+
+function schedule(ms: number, action: () => void): Promise<void> {
+  return time.sleep(ms).then(action);
+}
+
+beforeEach(() => {
+  time = virtualTime();
+  kube = new FakeKube(time.sleep);
+  state = new FakeState(time.clock);
+  instances = new FakeInstances();
+  published = [];
+  log = new RecordingLog();
+  metrics = new RecordingMetrics();
+});
+
+describe('watcher batching', () => {
+  it('puts one notice with every provisionable pod once the set has been stable for 1 s', async () => {
+    kube.putPod(pendingPod('a'));
+    kube.putPod(pendingPod('b'));
+    kube.putPod(boundPod('running', 'node-1'));
+    kube.putPod({
+      ...pendingPod('ds'),
+      metadata: {
+        ...pendingPod('ds').metadata,
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', controller: true }],
+      },
+    });
+    kube.daemonSets = [
+      {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'agent' },
+        spec: { template: { spec: { containers: [] } } },
+      },
+    ];
+
+    const report = await time.run(runWatcher(deps(), { stopAt: START + 30_000 }));
+
+    expect(published).toHaveLength(1);
+    expect(published[0]?.pods).toEqual(['a', 'b']);
+    expect(published[0]?.daemonSets).toBe(1);
+    expect(published[0]!.at - START).toBeGreaterThanOrEqual(1_000);
+    expect(published[0]!.at - START).toBeLessThan(1_500);
+    expect(report).toMatchObject({ noticesPut: 1, podsNoticed: 2 });
+    expect(metrics.sum(METRIC.noticesPut)).toBe(1);
+  });
+
+  it('waits while pods keep arriving, but no longer than 10 s', async () => {
+    const arrivals = Array.from({ length: 30 }, (_, i) =>
+      schedule(500 * (i + 1), () => kube.putPod(pendingPod(`p${i}`))),
+    );
+    await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 20_000 }), ...arrivals]));
+
+    expect(published.length).toBeGreaterThanOrEqual(2);
+    // The first pod arrived at 0.5 s; the max window closes 10 s later although pods still arrive.
+    expect(published[0]!.at - START).toBeGreaterThanOrEqual(10_500);
+    expect(published[0]!.at - START).toBeLessThan(11_000);
+    expect(published.at(-1)?.pods).toHaveLength(30);
+  });
+
+  it('puts a new notice with the whole pending set when a new pod appears, not for known ones', async () => {
+    kube.putPod(pendingPod('a'));
+    const later = schedule(5_000, () => kube.putPod(pendingPod('b')));
+    const update = schedule(8_000, () =>
+      kube.putPod({ ...pendingPod('a'), metadata: { ...pendingPod('a').metadata, labels: { app: 'x' } } }),
+    );
+    const gone = schedule(9_000, () => kube.removePod('default', 'b'));
+    await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 20_000 }), later, update, gone]));
+
+    expect(published.map((p) => p.pods)).toEqual([['a'], ['a', 'b']]);
+  });
+
+  it('ignores pods that stop being pending', async () => {
+    kube.putPod(pendingPod('a'));
+    const bound = schedule(300, () => kube.putPod(boundPod('a', 'node-1')));
+    await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 5_000 }), bound]));
+    expect(published).toEqual([]);
+  });
+
+  it('lists again when the watch expires and keeps going', async () => {
+    const expire = schedule(2_000, () => kube.expireWatches());
+    const added = schedule(3_000, () => kube.putPod(pendingPod('late')));
+    const report = await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 10_000 }), expire, added]));
+    expect(report[0].podLists).toBe(2);
+    expect(published.map((p) => p.pods)).toEqual([['late']]);
+  });
+
+  it('retries a notice that could not be put', async () => {
+    kube.putPod(pendingPod('a'));
+    let failures = 1;
+    const notices = {
+      async publish(batch: { pods: Pod[] }) {
+        if (failures-- > 0) throw new Error('PutEvents: ThrottlingException');
+        published.push({ at: time.clock(), pods: batch.pods.map((p) => p.metadata.name), daemonSets: 0 });
+        return 1;
+      },
+    };
+    await time.run(runWatcher(deps({ notices }), { stopAt: START + 10_000 }));
+    expect(published.map((p) => p.pods)).toEqual([['a']]);
+    expect(log.messages()).toContain('putting the notice failed, will retry');
+  });
+
+  it('recovers from an API server error by listing again', async () => {
+    kube.failNext.set('listPods', new Error('500 InternalError'));
+    kube.putPod(pendingPod('a'));
+    await time.run(runWatcher(deps(), { stopAt: START + 10_000 }));
+    expect(published.map((p) => p.pods)).toEqual([['a']]);
+    expect(log.messages()).toContain('list or watch failed, retrying');
+  });
+});
+
+describe('watcher registration', () => {
+  it('registers a node of ours: claim and type labels, registered, finalizer, unregistered taint gone', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc', instanceType: 'c5.large' });
+    const appear = schedule(2_000, () => kube.putNode(kubeletNode('ip-10-0-0-1', 'i-0abc')));
+    await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 10_000 }), appear]));
+
+    const node = kube.nodes.get('ip-10-0-0-1')!;
+    expect(node.metadata.labels).toMatchObject({
+      'karpenter.sh/nodepool': 'default',
+      'node.kubernetes.io/instance-type': 'c5.large',
+      [KUBE.registeredLabel]: 'true',
+    });
+    expect((node.metadata as { finalizers?: string[] }).finalizers).toEqual([KUBE.terminationFinalizer]);
+    expect(node.spec?.taints ?? []).toEqual([]);
+    expect(metrics.sum(METRIC.registrations)).toBe(1);
+    expect(log.lines.find((l) => l.message === 'node registered')?.fields).toMatchObject({
+      nodeclaim: 'default-abc',
+      instanceId: 'i-0abc',
+    });
+  });
+
+  it('leaves nodes that are not ours untouched', async () => {
+    kube.putNode(kubeletNode('other', 'i-0def'));
+    kube.putNode({ metadata: { name: 'fargate' }, spec: { providerID: 'fargate://x' } });
+    await time.run(runWatcher(deps(), { stopAt: START + 5_000 }));
+    expect(kube.callsTo('patchNode')).toEqual([]);
+  });
+
+  it('initializes once Ready with the startup taints gone, and releases the nomination', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc' });
+    await state.nominate({
+      nodeClaimName: 'default-abc',
+      nodePool: 'default',
+      podUids: ['u1'],
+      expiresAt: START + 900_000,
+    });
+    const node = kubeletNode('n1', 'i-0abc');
+    node.spec!.taints!.push({ key: 'example.com/agent-not-ready', effect: 'NoSchedule' });
+    kube.putNode(node);
+    const ready = schedule(3_000, () => {
+      const current = structuredClone(kube.nodes.get('n1')!) as Node & { status: { conditions?: unknown[] } };
+      current.status.conditions = [{ type: 'Ready', status: 'True' }];
+      kube.putNode(current);
+    });
+    const agent = schedule(5_000, () => {
+      const current = structuredClone(kube.nodes.get('n1')!);
+      current.spec!.taints = [];
+      kube.putNode(current);
+    });
+    await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 4_500 }), ready]));
+    expect(kube.nodes.get('n1')?.metadata.labels?.[KUBE.initializedLabel]).toBeUndefined();
+    expect(state.nominationsByClaim.has('default-abc')).toBe(true);
+
+    await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 10_000 }), agent]));
+    expect(kube.nodes.get('n1')?.metadata.labels?.[KUBE.initializedLabel]).toBe('true');
+    expect(state.nominationsByClaim.has('default-abc')).toBe(false);
+  });
+});
+
+describe('watcher deletion', () => {
+  function deletingNode(): Node {
+    const node = kubeletNode('n1', 'i-0abc');
+    node.spec!.taints = [];
+    node.metadata.labels = { 'karpenter.sh/nodepool': 'default', [KUBE.registeredLabel]: 'true' };
+    Object.assign(node.metadata, {
+      finalizers: [KUBE.terminationFinalizer],
+      deletionTimestamp: new Date(START).toISOString(),
+    });
+    return node;
+  }
+
+  it('cordons, taints, drains, terminates and removes the finalizer', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc' });
+    kube.putNode(deletingNode());
+    kube.putPod(boundPod('web-1', 'n1'));
+    kube.putPod(
+      boundPod('agent', 'n1', {
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'agent', controller: true }],
+      }),
+    );
+
+    const report = await time.run(runWatcher(deps(), { stopAt: START + 20_000 }));
+
+    const patches = kube.callsTo('patchNode').map((args) => args[1]);
+    expect(patches[0]).toMatchObject({
+      spec: { unschedulable: true, taints: [{ key: KUBE.disruptedTaintKey, effect: 'NoSchedule' }] },
+    });
+    expect(kube.callsTo('evictPod').map((a) => a[1])).toEqual(['web-1']);
+    expect(instances.terminated).toEqual(['i-0abc']);
+    expect(kube.nodes.has('n1')).toBe(false);
+    expect(state.drainRecords.size).toBe(0);
+    expect(report.drained).toBe(1);
+    expect(metrics.sum(METRIC.drains, { reason: 'deletion' })).toBe(1);
+  });
+
+  it('respects a PodDisruptionBudget and resumes the drain in the next invocation', async () => {
+    kube.putNode(deletingNode());
+    kube.putPod(boundPod('web-1', 'n1'));
+    kube.evictionAnswers.set('default/web-1', Array(100).fill({ kind: 'blocked', message: 'pdb' }));
+    // The grace period (60 s) is not over: the drain waits on the budget.
+    await time.run(runWatcher(deps(), { stopAt: START + 10_000 }));
+    expect(instances.terminated).toEqual([]);
+    expect(state.drainRecords.get('n1')?.phase).toBe('draining');
+
+    kube.evictionAnswers.clear();
+    await time.run(runWatcher(deps(), { stopAt: time.clock() + 10_000 }));
+    expect(instances.terminated).toEqual(['i-0abc']);
+    expect(kube.nodes.has('n1')).toBe(false);
+  });
+
+  it('holds do-not-disrupt pods until the grace period ends', async () => {
+    kube.putNode(deletingNode());
+    kube.putPod(boundPod('batch', 'n1', { annotations: { [KUBE.doNotDisruptAnnotation]: 'true' } }));
+    await time.run(runWatcher(deps(), { stopAt: START + 30_000 }));
+    expect(kube.callsTo('evictPod')).toEqual([]);
+    await time.run(runWatcher(deps(), { stopAt: START + 70_000 }));
+    expect(kube.callsTo('evictPod').map((a) => a[1])).toEqual(['batch']);
+    expect(instances.terminated).toEqual(['i-0abc']);
+  });
+});
