@@ -14,8 +14,8 @@ import {
   CreateSubnetCommand,
   CreateTagsCommand,
   CreateVpcCommand,
+  DescribeImagesCommand,
   EC2Client,
-  RegisterImageCommand,
 } from '@aws-sdk/client-ec2';
 import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
@@ -71,16 +71,19 @@ export async function createClusterResources(aws: AwsEndpoint, clusterName: stri
         TagSpecifications: [{ ResourceType: 'security-group', Tags: discovery }],
       }),
     );
-    // moto ignores TagSpecifications on RegisterImage: tag it afterwards.
-    const image = await ec2.send(
-      new RegisterImageCommand({
-        Name: 'karpless-demo-al2023-v20241201',
-        Architecture: 'x86_64',
-        RootDeviceName: '/dev/xvda',
-        BlockDeviceMappings: [{ DeviceName: '/dev/xvda', Ebs: { VolumeSize: 20 } }],
+    // moto drops the architecture of a registered image, so the demo tags one of moto's own x86_64
+    // images as its node image instead; the EC2NodeClass finds it by that tag.
+    const images = await ec2.send(
+      new DescribeImagesCommand({
+        Filters: [
+          { Name: 'architecture', Values: ['x86_64'] },
+          { Name: 'name', Values: ['amzn2-ami-*-x86_64-gp2'] },
+          { Name: 'state', Values: ['available'] },
+        ],
       }),
     );
-    const imageId = image.ImageId ?? '';
+    const imageId = images.Images?.find((i) => i.ImageId)?.ImageId;
+    if (!imageId) throw new Error('demo: moto offers no x86_64 Amazon Linux image to use as the node image');
     await ec2.send(new CreateTagsCommand({ Resources: [imageId], Tags: [{ Key: 'karpless-demo', Value: 'al2023' }] }));
     await eks.send(
       new CreateClusterCommand({
@@ -124,6 +127,8 @@ const LEFT_OUT: Record<string, string> = {
     'moto would invoke the function in Docker; the demo receives from the queue and calls the handler in-process instead',
   'AWS::CDK::Metadata': 'CDK bookkeeping only',
 };
+const SCHEDULE_LEFT_OUT =
+  'moto matches a schedule rule against every event put and fails on its Lambda target; the demo invokes the watcher itself, as the schedule would';
 const THROUGH_SDK: Record<string, string> = {
   'AWS::SQS::QueuePolicy': "moto's CloudFormation accepts this type but never applies the policy",
 };
@@ -145,7 +150,8 @@ export function prepareTemplate(template: Template): {
     if (resource.Type === 'AWS::Events::EventBus') busNames.set(id, String(resource.Properties?.Name ?? ''));
   }
   for (const [id, resource] of Object.entries(copy.Resources)) {
-    const leftOut = LEFT_OUT[resource.Type];
+    const scheduled = resource.Type === 'AWS::Events::Rule' && resource.Properties?.ScheduleExpression !== undefined;
+    const leftOut = scheduled ? SCHEDULE_LEFT_OUT : LEFT_OUT[resource.Type];
     const throughSdk = THROUGH_SDK[resource.Type];
     if (leftOut || throughSdk) {
       delete copy.Resources[id];
@@ -164,11 +170,37 @@ export function prepareTemplate(template: Template): {
     }
   }
   const gone = new Set([...substitutions.map((s) => s.logicalId)]);
+  // What refers to a resource left out goes too (e.g. the permission for the schedule to invoke).
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [id, resource] of Object.entries(copy.Resources)) {
+      const refersTo = [...gone].find((g) => references(resource.Properties ?? {}, g));
+      if (!refersTo || deferred[id]) continue;
+      delete copy.Resources[id];
+      gone.add(id);
+      changed = true;
+      substitutions.push({
+        logicalId: id,
+        type: resource.Type,
+        action: 'left out',
+        why: `it refers to ${refersTo}, left out`,
+      });
+    }
+  }
   for (const resource of Object.values(copy.Resources)) {
     if (Array.isArray(resource.DependsOn)) resource.DependsOn = resource.DependsOn.filter((d) => !gone.has(d));
     else if (resource.DependsOn && gone.has(resource.DependsOn)) delete resource.DependsOn;
   }
   return { template: copy, deferred, substitutions };
+}
+
+function references(value: Json, logicalId: string): boolean {
+  if (Array.isArray(value)) return value.some((v) => references(v, logicalId));
+  if (value === null || typeof value !== 'object') return false;
+  if (value.Ref === logicalId) return true;
+  const getAtt = value['Fn::GetAtt'];
+  if (Array.isArray(getAtt) && getAtt[0] === logicalId) return true;
+  return Object.values(value).some((v) => references(v, logicalId));
 }
 
 interface PhysicalResource {

@@ -28,6 +28,9 @@ import { createHandler as provisionHandler } from '../../lambdas/provision/handl
 import { createHandler as watcherHandler } from '../../lambdas/watcher/handler';
 import type { Node, Pod } from '../../shared/apis/core/v1';
 import { DETAIL_TYPE, ENV, EVENT_SOURCE, KUBE, METRICS_NAMESPACE } from '../../shared/contracts';
+import { dynamoApi } from '../../shared/providers/dynamo-port';
+import { DynamoStateStore } from '../../shared/providers/dynamostate';
+import { bundledSnapshot } from '../../shared/providers/pricing';
 import {
   buildRuntime,
   interruptionDeps,
@@ -35,7 +38,7 @@ import {
   type Runtime,
   watcherDeps,
 } from '../../shared/runtime/environment';
-import type { Powertools } from '../../shared/runtime/powertools';
+import { once, type Powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import type { Telemetry } from '../../shared/runtime/telemetry';
 import { FakeApiServer } from '../../test/support/kube/fake-apiserver';
@@ -43,6 +46,7 @@ import {
   type AwsEndpoint,
   createClusterResources,
   DEMO_ACCOUNT,
+  DEMO_ZONES,
   type DeployedStack,
   deployStack,
   type Template,
@@ -63,6 +67,8 @@ export interface DemoResult {
   stack: DeployedStack;
 }
 
+const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
 function silentPowertools(serviceName: string, timeline: Timeline): Powertools {
   const actor = serviceName.replace('karpless-', '') as 'watcher' | 'provision' | 'interruption';
   const telemetry: Telemetry = {
@@ -76,7 +82,7 @@ function silentPowertools(serviceName: string, timeline: Timeline): Powertools {
   };
   return {
     logger: new Logger({ serviceName, logLevel: 'SILENT' }),
-    metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName }),
+    metrics: new Metrics({ namespace: METRICS_NAMESPACE, serviceName, logger: QUIET }),
     telemetry,
   };
 }
@@ -192,16 +198,25 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       [ENV.rebalanceAction]: 'record',
       AWS_REGION: aws.region,
     };
+    await seedPrices(clients.dynamodb, tableName, aws.region, timeline);
     const runtime = (): Runtime => buildRuntime({ env, clients });
     const watcherTools = silentPowertools('karpless-watcher', timeline);
     const provisionTools = silentPowertools('karpless-provision', timeline);
     const interruptionTools = silentPowertools('karpless-interruption', timeline);
-    const watch = watcherHandler(async () => watcherDeps(runtime(), watcherTools.telemetry), watcherTools);
-    const provision = provisionHandler(async () => provisionDeps(runtime(), provisionTools.telemetry), provisionTools);
-    const interrupt = interruptionHandler(
-      async () => interruptionDeps(runtime(), interruptionTools.telemetry),
-      interruptionTools,
+    // Each function's cold start (configuration, clients, Kubernetes access) happens once, before
+    // its first invocation, as Lambda's init phase does.
+    const loadWatcher = once(async () => watcherDeps(runtime(), watcherTools.telemetry));
+    const loadProvision = once(async () => provisionDeps(runtime(), provisionTools.telemetry));
+    const loadInterruption = once(async () => interruptionDeps(runtime(), interruptionTools.telemetry));
+    const coldStart = Date.now();
+    await Promise.all([loadWatcher(), loadProvision(), loadInterruption()]);
+    timeline.add(
+      'demo',
+      `functions initialised in ${Date.now() - coldStart} ms (configuration, clients, API server access)`,
     );
+    const watch = watcherHandler(loadWatcher, watcherTools);
+    const provision = provisionHandler(loadProvision, provisionTools);
+    const interrupt = interruptionHandler(loadInterruption, interruptionTools);
 
     const launched: NodeClaimsLaunchedDetail[] = [];
     const readDecisions = async () => {
@@ -299,6 +314,32 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     sqs.destroy();
     for (const c of Object.values(clients)) c.destroy();
   }
+}
+
+/**
+ * moto prices every spot offering at $0.00001, which would make the demo's plan meaningless: the
+ * demo puts a price snapshot in the state table as the pricing refresh would have (on-demand from the
+ * bundled table, spot at about a third of it, a little different per zone).
+ */
+async function seedPrices(dynamodb: DynamoDBClient, table: string, region: string, timeline: Timeline): Promise<void> {
+  const bundled = bundledSnapshot(region);
+  const spot: Record<string, number> = {};
+  for (const [type, price] of Object.entries(bundled.onDemand)) {
+    DEMO_ZONES.forEach((zone, i) => {
+      spot[`${type}:${zone}`] = Math.round(price * (0.3 + 0.03 * i) * 10_000) / 10_000;
+    });
+  }
+  const store = new DynamoStateStore(dynamoApi(dynamodb), table);
+  await store.putPrices(region, {
+    source: 'bundled+demo-spot',
+    fetchedAt: Date.now(),
+    onDemand: bundled.onDemand,
+    spot,
+  });
+  timeline.add(
+    'demo',
+    `price snapshot seeded: ${Object.keys(bundled.onDemand).length} on-demand prices (bundled), spot at 30-36% of on-demand (moto's spot prices are a placeholder)`,
+  );
 }
 
 interface QueueMessage {
