@@ -1,18 +1,17 @@
-// The CDK app. Configuration is validated at synth time so that a bad manifest fails `cdk synth` /
-// `cdk deploy` with the file, object and field, never later inside a Lambda.
-// Manifests come from the context key `karpless:manifests` (comma-separated FILE|DIR list).
+// The CDK app: `npx cdk deploy -c cluster=NAME [-c manifests=DIR,…]`. Manifests are validated at
+// synth, so a bad one fails `cdk synth` with file, object and field. Nothing is looked up in AWS:
+// synth works offline and without credentials.
 
-import { App, Stack } from 'aws-cdk-lib';
-import { loadDeployConfiguration } from './configuration';
+import { App } from 'aws-cdk-lib';
+import { buildKarplessApp } from './karpless-stack';
 
-const app = new App();
-const manifests = String(app.node.tryGetContext('karpless:manifests') ?? 'examples/manifests');
-const configuration = loadDeployConfiguration(manifests.split(',').filter((p) => p.length > 0));
-const stack = new Stack(app, 'Karpless', { description: 'karpless: Karpenter v1 node provisioning from AWS Lambda' });
-stack.templateOptions.metadata = {
-  karpless: {
-    nodePools: configuration.nodePools.map((p) => p.metadata.name),
-    nodeClasses: configuration.nodeClasses.map((c) => c.metadata.name),
-  },
-};
-app.synth();
+const context = new App().node;
+const clusterName = context.tryGetContext('cluster');
+if (typeof clusterName !== 'string' || clusterName === '') {
+  throw new Error('context cluster is not set: run `npx cdk deploy -c cluster=NAME` with your EKS cluster name');
+}
+// `karpless:manifests` is the key earlier cdk.json files used.
+const manifests = String(
+  context.tryGetContext('manifests') ?? context.tryGetContext('karpless:manifests') ?? 'examples/manifests',
+);
+buildKarplessApp({ clusterName, manifests: manifests.split(',').filter((p) => p.length > 0) }).app.synth();

@@ -5,7 +5,7 @@ import { type Configuration, requireConfiguration } from '../shared/apis/config'
 
 export function loadDeployConfiguration(paths: readonly string[]): Configuration {
   if (paths.length === 0)
-    throw new Error('context karpless:manifests is empty: give the NodePool/EC2NodeClass files or directories');
+    throw new Error('no manifests given: pass -c manifests=FILE|DIR[,…] with your NodePool and EC2NodeClass files');
   const { config } = requireConfiguration(paths);
   if (config.nodePools.length === 0) {
     throw new Error(

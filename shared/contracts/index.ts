@@ -31,14 +31,18 @@ export const DETAIL_TYPE = {
 
 /** Interruption event kinds routed to the interruption queue (reference §6), by source and detail-type. */
 export const INTERRUPTION_RULES = [
-  { id: 'SpotInterruption', source: 'aws.ec2', detailType: 'EC2 Spot Instance Interruption Warning' },
-  { id: 'Rebalance', source: 'aws.ec2', detailType: 'EC2 Instance Rebalance Recommendation' },
-  { id: 'InstanceStateChange', source: 'aws.ec2', detailType: 'EC2 Instance State-change Notification' },
-  { id: 'ScheduledChange', source: 'aws.health', detailType: 'AWS Health Event' },
+  { id: 'SpotInterruption', source: 'aws.ec2', detailTypes: ['EC2 Spot Instance Interruption Warning'] },
+  { id: 'Rebalance', source: 'aws.ec2', detailTypes: ['EC2 Instance Rebalance Recommendation'] },
+  { id: 'InstanceStateChange', source: 'aws.ec2', detailTypes: ['EC2 Instance State-change Notification'] },
+  { id: 'ScheduledChange', source: 'aws.health', detailTypes: ['AWS Health Event'] },
   {
     id: 'CapacityReservationInterruption',
     source: 'aws.ec2',
-    detailType: 'EC2 Capacity Reservation Instance Interruption Warning',
+    // AWS documents the warning under both names.
+    detailTypes: [
+      'EC2 Capacity Reservation Instance Interruption Warning',
+      'EC2 Interruptible Capacity Reservation Instance Interruption Warning',
+    ],
   },
 ] as const;
 

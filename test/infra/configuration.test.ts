@@ -19,6 +19,6 @@ describe('loadDeployConfiguration', () => {
   });
 
   it('refuses an empty manifest list', () => {
-    expect(() => loadDeployConfiguration([])).toThrow(/karpless:manifests is empty/);
+    expect(() => loadDeployConfiguration([])).toThrow(/no manifests given: pass -c manifests=/);
   });
 });

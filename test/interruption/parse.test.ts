@@ -78,7 +78,9 @@ describe('parseInterruption on the sample events', () => {
 
 describe('the registry', () => {
   it('has a parser for every rule the stack routes to the queue', () => {
-    for (const rule of INTERRUPTION_RULES) expect(parserFor(rule.source, rule.detailType)).toBeDefined();
+    for (const rule of INTERRUPTION_RULES) {
+      for (const detailType of rule.detailTypes) expect(parserFor(rule.source, detailType)).toBeDefined();
+    }
   });
 
   it('lists each (source, detail-type) once, including the second capacity-reservation name', () => {

@@ -1,0 +1,20 @@
+// How every karpless function is bundled, in one place: the CDK construct and the bundle benchmark
+// (bench/bundles.ts) both read it, so the sizes the benchmark reports are the sizes deployed.
+
+/** esbuild's ESM output has no `require`; a few CJS dependencies of the SDK still call it. */
+export const REQUIRE_SHIM = "import { createRequire } from 'module';const require = createRequire(import.meta.url);";
+
+export const BUNDLE_OPTIONS = {
+  format: 'esm',
+  // Module-first resolution picks the SDK's tree-shakeable ES builds: about half the size and load
+  // time of the CommonJS build esbuild would otherwise take for platform=node.
+  mainFields: ['module', 'main'],
+  minify: true,
+  sourcemap: true,
+  target: 'node22',
+  platform: 'node',
+  banner: REQUIRE_SHIM,
+} as const;
+
+/** The deployed bundle must stay small enough to load fast on a cold start. */
+export const MAX_BUNDLE_BYTES = 1_000_000;

@@ -1,0 +1,290 @@
+// The Provisioner construct: everything karpless deploys for one cluster. The watcher lists pending
+// pods and registers nodes; the provision function turns notices into instances; the interruption
+// function drains what AWS is about to take away. Manifests are validated while this constructs, so
+// a bad NodePool fails `cdk synth`, never a Lambda at night.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Aws, CfnOutput, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
+import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { type IRole, ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Configuration } from '../shared/apis/config';
+import { resolveAMIFamily } from '../shared/apis/v1/amifamily';
+import { ENV, KUBE, STATE_TABLE } from '../shared/contracts';
+import { loadDeployConfiguration } from './configuration';
+import { KarplessFunction } from './function';
+import {
+  clusterDiscovery,
+  launchStatements,
+  NODE_ROLE_MANAGED_POLICIES,
+  regionalReads,
+  scopedDeletion,
+  scopedInstanceTagging,
+} from './iam';
+import { Observability } from './observability';
+import { EventQueues } from './queues';
+
+export type RebalanceAction = 'record' | 'act';
+
+export interface ProvisionerProps {
+  /** Name of the EKS cluster the nodes join; tagged as eks:eks-cluster-name on everything launched. */
+  readonly clusterName: string;
+  /** Karpenter v1 NodePool and EC2NodeClass manifests: file or directory paths, or a loaded configuration. */
+  readonly manifests: readonly string[] | Configuration;
+  /**
+   * The role nodes run as, passed to EC2 through instance profiles.
+   * @default - one role per distinct `spec.role` of the EC2NodeClasses, created with the four managed
+   * policies nodes need (EKS worker, CNI, ECR pull, SSM)
+   */
+  readonly nodeRole?: IRole;
+  /**
+   * Whether to create EKS access entries for the node roles (EC2_LINUX, and EC2_WINDOWS when a
+   * Windows EC2NodeClass exists). Turn off when the cluster already has entries for them.
+   * @default true
+   */
+  readonly nodeAccessEntries?: boolean;
+  /**
+   * What an EC2 rebalance recommendation does: 'record' (Karpenter's default: log and count) or 'act'
+   * (drain and replace the node early).
+   * @default 'record'
+   */
+  readonly rebalanceAction?: RebalanceAction;
+  /**
+   * How often the watcher runs; each run watches until shortly before its timeout.
+   * @default Duration.minutes(1)
+   */
+  readonly watcherInterval?: Duration;
+  /** @default RetentionDays.ONE_MONTH */
+  readonly logRetention?: RetentionDays;
+  /**
+   * Actions for every alarm (DLQ depth, function errors, queue age), e.g. an SNS topic action.
+   * @default - alarms without actions
+   */
+  readonly alarmActions?: readonly IAlarmAction[];
+  /**
+   * The folder holding `<function>/handler.ts`.
+   * @default - the lambdas/ folder of this repository
+   */
+  readonly lambdasDir?: string;
+}
+
+const LAMBDAS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'lambdas');
+
+// The interruption function acts and records a drain; the watcher finishes it on its next run. A short
+// timeout keeps 6× visibility × 2 receives inside the queue's 5-minute retention.
+const INTERRUPTION_TIMEOUT = Duration.seconds(20);
+const PROVISION_TIMEOUT = Duration.minutes(2);
+const WATCHER_TIMEOUT = Duration.seconds(60);
+
+/** EKS: 1–100 characters, a letter or digit first, then letters, digits, hyphens and underscores. */
+const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
+
+export class Provisioner extends Construct {
+  readonly configuration: Configuration;
+  /** The configuration document bundled with every function (written at synth). */
+  readonly configurationFile: string;
+  readonly table: Table;
+  readonly queues: EventQueues;
+  readonly watcher: KarplessFunction;
+  readonly provision: KarplessFunction;
+  readonly interruption: KarplessFunction;
+  readonly nodeRoles: IRole[];
+  readonly observability: Observability;
+
+  constructor(scope: Construct, id: string, props: ProvisionerProps) {
+    super(scope, id);
+    const { clusterName } = props;
+    if (!Token.isUnresolved(clusterName) && !CLUSTER_NAME.test(clusterName)) {
+      throw new Error(
+        `clusterName '${clusterName}' is not an EKS cluster name: 1-100 letters, digits, hyphens and underscores, starting with a letter or digit`,
+      );
+    }
+    this.configuration = isConfiguration(props.manifests) ? props.manifests : loadDeployConfiguration(props.manifests);
+    const configurationFile = writeConfigurationDocument(this.configuration);
+    this.configurationFile = configurationFile;
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+    const lambdasDir = props.lambdasDir ?? LAMBDAS_DIR;
+
+    this.table = new Table(this, 'StateTable', {
+      partitionKey: { name: STATE_TABLE.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: STATE_TABLE.sortKey, type: AttributeType.STRING },
+      timeToLiveAttribute: STATE_TABLE.ttlAttribute,
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      encryption: TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    this.queues = new EventQueues(this, 'Events', {
+      clusterName,
+      interruptionConsumerTimeout: INTERRUPTION_TIMEOUT,
+      provisionConsumerTimeout: PROVISION_TIMEOUT,
+      interruptionMaxReceiveCount: 2,
+      provisionMaxReceiveCount: 3,
+    });
+    this.nodeRoles = this.nodeRolesFor(props);
+
+    const environment = {
+      [ENV.clusterName]: clusterName,
+      [ENV.stateTable]: this.table.tableName,
+      [ENV.noticeBus]: this.queues.noticeBus.eventBusName,
+    };
+    const fn = (fnId: string, timeout: Duration, memorySizeMiB: number, extra: Record<string, string> = {}) =>
+      new KarplessFunction(this, fnId, {
+        entry: join(lambdasDir, fnId.toLowerCase(), 'handler.ts'),
+        configurationFile,
+        timeout,
+        memorySizeMiB,
+        environment: { ...environment, ...extra },
+        logRetention,
+        // Two watchers at once would put every notice twice; the next run picks up anything missed.
+        ...(fnId === 'Watcher' ? { reservedConcurrency: 1 } : {}),
+      });
+    this.watcher = fn('Watcher', WATCHER_TIMEOUT, 512);
+    this.provision = fn('Provision', PROVISION_TIMEOUT, 1024);
+    this.interruption = fn('Interruption', INTERRUPTION_TIMEOUT, 512, {
+      [ENV.rebalanceAction]: props.rebalanceAction ?? 'record',
+    });
+
+    this.grantPermissions(clusterName);
+    this.wireEvents(props.watcherInterval ?? Duration.minutes(1));
+    this.createAccessEntries(clusterName, props.nodeAccessEntries ?? true);
+
+    this.observability = new Observability(this, 'Observability', {
+      clusterName,
+      functions: {
+        Watcher: this.watcher.function,
+        Provision: this.provision.function,
+        Interruption: this.interruption.function,
+      },
+      queues: { Provision: this.queues.provisionQueue, Interruption: this.queues.interruptionQueue },
+      deadLetterQueues: {
+        Provision: this.queues.provisionDeadLetterQueue,
+        Interruption: this.queues.interruptionDeadLetterQueue,
+      },
+      alarmActions: props.alarmActions ?? [],
+      maxMessageAge: Duration.minutes(2),
+    });
+
+    new CfnOutput(this, 'StateTableName', { value: this.table.tableName });
+    new CfnOutput(this, 'NoticeBusName', { value: this.queues.noticeBus.eventBusName });
+    new CfnOutput(this, 'InterruptionQueueUrl', { value: this.queues.interruptionQueue.queueUrl });
+    new CfnOutput(this, 'ProvisionQueueUrl', { value: this.queues.provisionQueue.queueUrl });
+  }
+
+  private nodeRolesFor(props: ProvisionerProps): IRole[] {
+    const named = [...new Set(this.configuration.nodeClasses.flatMap((c) => (c.spec.role ? [c.spec.role] : [])))];
+    if (props.nodeRole) return [props.nodeRole];
+    const withProfile = this.configuration.nodeClasses.filter((c) => c.spec.instanceProfile && !c.spec.role);
+    if (withProfile.length > 0) {
+      throw new Error(
+        `EC2NodeClass/${withProfile[0]?.metadata.name}: spec.instanceProfile is set, so karpless cannot tell which role its nodes run as: pass the Provisioner's nodeRole prop`,
+      );
+    }
+    return named.map(
+      (roleName, i) =>
+        new Role(this, i === 0 ? 'NodeRole' : `NodeRole${i + 1}`, {
+          roleName,
+          assumedBy: new ServicePrincipal(`ec2.${Aws.URL_SUFFIX}`),
+          description: `karpless nodes of ${props.clusterName}`,
+          managedPolicies: NODE_ROLE_MANAGED_POLICIES.map((p) => ManagedPolicy.fromAwsManagedPolicyName(p)),
+        }),
+    );
+  }
+
+  private grantPermissions(clusterName: string): void {
+    const noticeBus = this.queues.noticeBus;
+    for (const f of [this.watcher, this.provision, this.interruption]) {
+      this.table.grantReadWriteData(f.function);
+      noticeBus.grantPutEventsTo(f.function);
+      f.function.addToRolePolicy(clusterDiscovery(clusterName));
+    }
+    const nodeRoleArns = this.nodeRoles.map((r) => r.roleArn);
+    for (const statement of launchStatements({ clusterName, nodeRoleArns })) {
+      this.provision.function.addToRolePolicy(statement);
+    }
+    this.provision.function.addToRolePolicy(
+      regionalReads([
+        'DescribeAvailabilityZones',
+        'DescribeCapacityReservations',
+        'DescribeImages',
+        'DescribeInstances',
+        'DescribeInstanceTypeOfferings',
+        'DescribeInstanceTypes',
+        'DescribeLaunchTemplates',
+        'DescribePlacementGroups',
+        'DescribeSecurityGroups',
+        'DescribeSpotPriceHistory',
+        'DescribeSubnets',
+      ]),
+    );
+    this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances']));
+    this.watcher.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));
+    this.watcher.function.addToRolePolicy(scopedInstanceTagging(clusterName));
+    this.interruption.function.addToRolePolicy(regionalReads(['DescribeInstances']));
+    this.interruption.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));
+  }
+
+  private wireEvents(watcherInterval: Duration): void {
+    this.provision.function.addEventSource(
+      new SqsEventSource(this.queues.provisionQueue, { batchSize: 10, reportBatchItemFailures: true }),
+    );
+    this.interruption.function.addEventSource(
+      new SqsEventSource(this.queues.interruptionQueue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+      }),
+    );
+    new Rule(this, 'WatcherSchedule', {
+      description: 'karpless watcher: pending pods, registration, node deletions',
+      schedule: Schedule.rate(watcherInterval),
+      // A missed run is not retried: the next one a minute later sees the same cluster.
+      targets: [new LambdaFunction(this.watcher.function, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
+    });
+  }
+
+  private createAccessEntries(clusterName: string, nodeEntries: boolean): void {
+    if (nodeEntries) {
+      const windows = this.configuration.nodeClasses.some((c) => resolveAMIFamily(c)?.startsWith('Windows'));
+      this.nodeRoles.forEach((role, i) => {
+        for (const type of windows ? ['EC2_LINUX', 'EC2_WINDOWS'] : ['EC2_LINUX']) {
+          new CfnAccessEntry(this, `NodeAccess${type === 'EC2_LINUX' ? 'Linux' : 'Windows'}${i === 0 ? '' : i + 1}`, {
+            clusterName,
+            principalArn: role.roleArn,
+            type,
+          });
+        }
+      });
+    }
+    for (const f of [this.watcher, this.interruption]) {
+      const role = f.function.role;
+      if (!role) continue;
+      new CfnAccessEntry(this, `${f.node.id}Access`, {
+        clusterName,
+        principalArn: role.roleArn,
+        type: 'STANDARD',
+        kubernetesGroups: [KUBE.rbacGroup],
+      });
+    }
+  }
+}
+
+function isConfiguration(value: ProvisionerProps['manifests']): value is Configuration {
+  return !Array.isArray(value) && typeof value === 'object' && value !== null && 'nodePools' in value;
+}
+
+/** The validated, defaulted objects, as the functions load them at cold start ({nodePools, nodeClasses}). */
+function writeConfigurationDocument(configuration: Configuration): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'karpless-config-')), 'configuration.json');
+  writeFileSync(path, JSON.stringify({ nodePools: configuration.nodePools, nodeClasses: configuration.nodeClasses }));
+  return path;
+}

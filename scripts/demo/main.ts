@@ -1,0 +1,49 @@
+// `npm run demo [-- --endpoint-url URL]`: runs the whole of karpless on the moto AWS emulator and the
+// in-repo fake Kubernetes API server and prints the timeline. With --endpoint-url it uses a moto
+// server that is already running and leaves everything it created there, to inspect with the AWS CLI:
+//   aws --endpoint-url URL --region us-west-2 ec2 describe-instances
+// Without it, it starts its own moto on a free loopback port and stops it at the end.
+
+import { parseArgs } from 'node:util';
+import { startMotoServer } from '../moto-server';
+import { DEMO_REGION, demoEndpoint } from './aws';
+import { DEMO_CLUSTER, runDemo } from './scenario';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({ options: { 'endpoint-url': { type: 'string' }, help: { type: 'boolean' } } });
+  if (values.help) {
+    console.log('usage: npm run demo [-- --endpoint-url http://127.0.0.1:PORT]');
+    return 0;
+  }
+  const given = values['endpoint-url'];
+  const moto = given
+    ? undefined
+    : await startMotoServer({ command: 'moto_server', installHint: "install it with: pip install 'moto[server]'" });
+  const endpoint = given ?? moto?.endpoint ?? '';
+  console.log(`karpless demo: cluster ${DEMO_CLUSTER} on moto at ${endpoint} (${DEMO_REGION})\n`);
+  try {
+    const result = await runDemo({ aws: demoEndpoint(endpoint) });
+    const claims = result.launched.flatMap((d) => d.nodeClaims);
+    const total = claims.reduce((sum, c) => sum + c.price, 0);
+    console.log(
+      `\n${claims.length} NodeClaims launched in ${result.launched.length} decisions ($${total.toFixed(4)}/hour in all); ${result.interruptedInstance} interrupted and replaced.`,
+    );
+    if (given)
+      console.log(
+        `Resources left on ${endpoint}: try aws --endpoint-url ${endpoint} --region ${DEMO_REGION} ec2 describe-instances`,
+      );
+    return 0;
+  } finally {
+    await moto?.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,377 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { Role } from 'aws-cdk-lib/aws-iam';
+import { describe, expect, it, vi } from 'vitest';
+import { DETAIL_TYPE, ENV, EVENT_SOURCE, INTERRUPTION_RULES, KUBE } from '../../shared/contracts';
+import { actionsOf, exampleTemplate, statementsOf, synthProvisioner } from './stack';
+
+// Synthesizing a stack takes a few seconds on a busy 2-core machine.
+vi.setConfig({ testTimeout: 60_000 });
+
+describe('Provisioner: state table', () => {
+  it('creates one encrypted on-demand table with pk/sk, TTL and point-in-time recovery', () => {
+    const template = exampleTemplate();
+    template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      SSESpecification: { SSEEnabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+    });
+  });
+});
+
+describe('Provisioner: queues and rules', () => {
+  it('keeps interruption messages 300 s, encrypted, with a DLQ reached before they expire', () => {
+    const template = exampleTemplate();
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      MessageRetentionPeriod: 300,
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: 120,
+      RedrivePolicy: { maxReceiveCount: 2, deadLetterTargetArn: Match.anyValue() },
+    });
+  });
+
+  it('makes the provision queue FIFO with content-based deduplication and 6× the consumer timeout', () => {
+    const template = exampleTemplate();
+    template.hasResourceProperties('AWS::SQS::Queue', {
+      FifoQueue: true,
+      ContentBasedDeduplication: true,
+      VisibilityTimeout: 720,
+      SqsManagedSseEnabled: true,
+      RedrivePolicy: { maxReceiveCount: 3, deadLetterTargetArn: Match.anyValue() },
+    });
+    template.resourcePropertiesCountIs('AWS::SQS::Queue', { FifoQueue: true }, 2);
+  });
+
+  it('denies non-TLS access on every queue', () => {
+    const template = exampleTemplate();
+    const policies = template.findResources('AWS::SQS::QueuePolicy');
+    expect(Object.keys(policies)).toHaveLength(4);
+    for (const policy of Object.values(policies)) {
+      expect(policy.Properties.PolicyDocument.Statement).toContainEqual(
+        expect.objectContaining({
+          Effect: 'Deny',
+          Action: 'sqs:*',
+          Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        }),
+      );
+    }
+  });
+
+  it('lets only EventBridge rules send to the interruption queue', () => {
+    const template = exampleTemplate();
+    const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy'));
+    const allows = policies
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Record<string, unknown>[])
+      .filter((s) => s.Effect === 'Allow');
+    expect(allows.length).toBe(INTERRUPTION_RULES.length + 1);
+    for (const statement of allows) {
+      expect(statement.Principal).toEqual({ Service: 'events.amazonaws.com' });
+      expect(statement.Condition).toHaveProperty(['ArnEquals', 'aws:SourceArn']);
+    }
+  });
+
+  it.each(INTERRUPTION_RULES)('routes $detailTypes from $source to the interruption queue', (rule) => {
+    const template = exampleTemplate();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: [rule.source], 'detail-type': [...rule.detailTypes] },
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('InterruptionQueue'), 'Arn'] } })],
+    });
+  });
+
+  it('routes this cluster’s PodsUnschedulable notices from the notice bus to the FIFO queue, one group per cluster', () => {
+    const template = exampleTemplate();
+    template.resourceCountIs('AWS::Events::EventBus', 1);
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventBusName: { Ref: Match.stringLikeRegexp('NoticeBus') },
+      EventPattern: {
+        source: [EVENT_SOURCE],
+        'detail-type': [DETAIL_TYPE.podsUnschedulable],
+        detail: { cluster: ['demo'] },
+      },
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [Match.stringLikeRegexp('ProvisionQueue'), 'Arn'] },
+          SqsParameters: { MessageGroupId: 'demo' },
+        }),
+      ],
+    });
+  });
+
+  it('runs the watcher on a schedule without retries', () => {
+    const template = exampleTemplate();
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: [Match.objectLike({ RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } })],
+    });
+  });
+
+  it('fails synth when the interruption timeout could not reach the DLQ within the retention', async () => {
+    const { EventQueues } = await import('../../infra/queues');
+    const { App, Duration, Stack } = await import('aws-cdk-lib');
+    const stack = new Stack(new App(), 'S');
+    expect(
+      () =>
+        new EventQueues(stack, 'Q', {
+          clusterName: 'demo',
+          interruptionConsumerTimeout: Duration.seconds(30),
+          provisionConsumerTimeout: Duration.minutes(1),
+          interruptionMaxReceiveCount: 2,
+          provisionMaxReceiveCount: 3,
+        }),
+    ).toThrow(/interruption consumer timeout 30s is too long/);
+  });
+});
+
+describe('Provisioner: functions', () => {
+  it('deploys three arm64 Node 24 functions with the contract environment', () => {
+    const template = exampleTemplate();
+    template.resourceCountIs('AWS::Lambda::Function', 3);
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.Runtime).toBe('nodejs24.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+      expect(Object.keys(fn.Properties.Environment.Variables)).toEqual(
+        expect.arrayContaining([ENV.clusterName, ENV.stateTable, ENV.noticeBus, ENV.configFile]),
+      );
+      expect(fn.Properties.Environment.Variables[ENV.clusterName]).toBe('demo');
+    }
+  });
+
+  it('consumes both queues with partial batch responses', () => {
+    const template = exampleTemplate();
+    template.resourcePropertiesCountIs(
+      'AWS::Lambda::EventSourceMapping',
+      { FunctionResponseTypes: ['ReportBatchItemFailures'], BatchSize: 10 },
+      2,
+    );
+  });
+
+  it('passes the rebalance behaviour to the interruption function only', () => {
+    const { template } = synthProvisioner({ rebalanceAction: 'act' });
+    const withRebalance = Object.values(template.findResources('AWS::Lambda::Function')).filter(
+      (f) => f.Properties.Environment.Variables[ENV.rebalanceAction] !== undefined,
+    );
+    expect(withRebalance).toHaveLength(1);
+    expect(withRebalance[0]?.Properties.Environment.Variables[ENV.rebalanceAction]).toBe('act');
+  });
+
+  it('keeps each function’s logs in its own log group with the given retention', () => {
+    const template = exampleTemplate();
+    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 3);
+  });
+});
+
+describe('Provisioner: IAM', () => {
+  it('lets only the provision function launch, and only with the cluster request tags', () => {
+    const template = exampleTemplate();
+    const provision = statementsOf(template, 'Provision');
+    expect(provision).toContainEqual(
+      expect.objectContaining({
+        Sid: 'AllowScopedEC2InstanceActionsWithTags',
+        Action: ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate'],
+        Condition: {
+          StringEquals: {
+            'aws:RequestTag/kubernetes.io/cluster/demo': 'owned',
+            'aws:RequestTag/eks:eks-cluster-name': 'demo',
+          },
+          StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
+        },
+      }),
+    );
+    expect(provision).toContainEqual(
+      expect.objectContaining({
+        Sid: 'AllowScopedResourceCreationTagging',
+        Condition: expect.objectContaining({
+          StringEquals: expect.objectContaining({
+            'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'],
+          }),
+        }),
+      }),
+    );
+    for (const other of ['Watcher', 'Interruption']) {
+      const actions = actionsOf(statementsOf(template, other));
+      expect(actions.has('ec2:CreateFleet')).toBe(false);
+      expect(actions.has('ec2:RunInstances')).toBe(false);
+      expect(actions.has('iam:PassRole')).toBe(false);
+      expect(actions.has('iam:CreateInstanceProfile')).toBe(false);
+    }
+  });
+
+  it('passes only the node role, and only to EC2', () => {
+    const template = exampleTemplate();
+    const passRole = statementsOf(template, 'Provision').filter((s) => s.Action === 'iam:PassRole');
+    expect(passRole).toEqual([
+      expect.objectContaining({
+        Resource: { 'Fn::GetAtt': [expect.stringMatching(/NodeRole/), 'Arn'] },
+        Condition: { StringEquals: { 'iam:PassedToService': ['ec2.amazonaws.com', 'ec2.amazonaws.com.cn'] } },
+      }),
+    ]);
+  });
+
+  it('terminates only instances the cluster owns', () => {
+    const template = exampleTemplate();
+    for (const fn of ['Watcher', 'Interruption']) {
+      const deletion = statementsOf(template, fn).find((s) => s.Sid === 'AllowScopedDeletion');
+      expect(deletion).toMatchObject({
+        Action: 'ec2:TerminateInstances',
+        Condition: {
+          StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/demo': 'owned' },
+          StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' },
+        },
+      });
+    }
+    expect(actionsOf(statementsOf(template, 'Provision')).has('ec2:TerminateInstances')).toBe(false);
+  });
+
+  it('limits re-tagging to the keys set at registration', () => {
+    const template = exampleTemplate();
+    const tagging = statementsOf(template, 'Watcher').find((s) => s.Sid === 'AllowScopedResourceTagging');
+    expect(tagging).toMatchObject({
+      Action: 'ec2:CreateTags',
+      Condition: {
+        'ForAllValues:StringEquals': { 'aws:TagKeys': ['eks:eks-cluster-name', 'karpenter.sh/nodeclaim', 'Name'] },
+        StringEqualsIfExists: { 'aws:RequestTag/eks:eks-cluster-name': 'demo' },
+      },
+    });
+  });
+
+  it('scopes instance profiles by cluster, node class and region tags', () => {
+    const template = exampleTemplate();
+    const statements = statementsOf(template, 'Provision');
+    const creation = statements.find((s) => s.Sid === 'AllowScopedInstanceProfileCreationActions');
+    expect(creation).toMatchObject({
+      Action: 'iam:CreateInstanceProfile',
+      Condition: {
+        StringEquals: {
+          'aws:RequestTag/kubernetes.io/cluster/demo': 'owned',
+          'aws:RequestTag/eks:eks-cluster-name': 'demo',
+          'aws:RequestTag/topology.kubernetes.io/region': { Ref: 'AWS::Region' },
+        },
+        StringLike: { 'aws:RequestTag/karpenter.k8s.aws/ec2nodeclass': '*' },
+      },
+    });
+    const actions = statements.find((s) => s.Sid === 'AllowScopedInstanceProfileActions');
+    expect(actions).toMatchObject({
+      Condition: {
+        StringEquals: {
+          'aws:ResourceTag/kubernetes.io/cluster/demo': 'owned',
+          'aws:ResourceTag/topology.kubernetes.io/region': { Ref: 'AWS::Region' },
+        },
+      },
+    });
+  });
+
+  it('reads SSM only under /aws/service and describes only in the stack region', () => {
+    const template = exampleTemplate();
+    const statements = statementsOf(template, 'Provision');
+    const ssm = statements.find((s) => s.Sid === 'AllowSSMReadActions');
+    expect(JSON.stringify(ssm?.Resource)).toContain(':parameter/aws/service/*');
+    for (const fn of ['Provision', 'Watcher', 'Interruption']) {
+      const reads = statementsOf(template, fn).find((s) => s.Sid === 'AllowRegionalReadActions');
+      expect(reads?.Condition).toEqual({ StringEquals: { 'aws:RequestedRegion': { Ref: 'AWS::Region' } } });
+    }
+  });
+
+  it('creates the node role with the four managed policies nodes need', () => {
+    const template = exampleTemplate();
+    template.hasResourceProperties('AWS::IAM::Role', {
+      RoleName: 'KarpenterNodeRole-my-cluster',
+      AssumeRolePolicyDocument: Match.objectLike({
+        Statement: [
+          Match.objectLike({ Principal: { Service: { 'Fn::Join': ['', ['ec2.', { Ref: 'AWS::URLSuffix' }]] } } }),
+        ],
+      }),
+      ManagedPolicyArns: [
+        'AmazonEKS_CNI_Policy',
+        'AmazonEKSWorkerNodePolicy',
+        'AmazonEC2ContainerRegistryPullOnly',
+        'AmazonSSMManagedInstanceCore',
+      ].map((p) => ({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, `:iam::aws:policy/${p}`]] })),
+    });
+  });
+
+  it('uses a given node role instead of creating one', () => {
+    const { template } = synthProvisioner((stack) => ({
+      nodeRole: Role.fromRoleArn(stack, 'Node', 'arn:aws:iam::111111111111:role/existing'),
+    }));
+    expect(
+      Object.keys(template.findResources('AWS::IAM::Role', { Properties: { RoleName: Match.anyValue() } })),
+    ).toEqual([]);
+    const passRole = statementsOf(template, 'Provision').find((s) => s.Action === 'iam:PassRole');
+    expect(passRole?.Resource).toBe('arn:aws:iam::111111111111:role/existing');
+  });
+
+  it('fails synth when a node class names only an instance profile and no node role is given', () => {
+    expect(() => synthProvisioner({ manifests: ['test/fixtures/manifests/profile-only'] })).toThrow(
+      /EC2NodeClass\/byo-profile: spec.instanceProfile is set.*pass the Provisioner's nodeRole prop/,
+    );
+  });
+});
+
+describe('Provisioner: EKS access entries', () => {
+  it('maps the node role as EC2_LINUX and the Kubernetes-facing functions to the karpless RBAC group', () => {
+    const template = exampleTemplate();
+    template.resourceCountIs('AWS::EKS::AccessEntry', 3);
+    template.hasResourceProperties('AWS::EKS::AccessEntry', {
+      ClusterName: 'demo',
+      Type: 'EC2_LINUX',
+      PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('NodeRole'), 'Arn'] },
+    });
+    template.resourcePropertiesCountIs(
+      'AWS::EKS::AccessEntry',
+      { Type: 'STANDARD', KubernetesGroups: [KUBE.rbacGroup] },
+      2,
+    );
+  });
+
+  it('adds EC2_WINDOWS when a Windows node class exists', () => {
+    const { template } = synthProvisioner({ manifests: ['test/fixtures/manifests/windows'] });
+    template.hasResourceProperties('AWS::EKS::AccessEntry', { Type: 'EC2_WINDOWS' });
+    template.hasResourceProperties('AWS::EKS::AccessEntry', { Type: 'EC2_LINUX' });
+  });
+
+  it('leaves node access entries out when asked', () => {
+    const { template } = synthProvisioner({ nodeAccessEntries: false });
+    template.resourcePropertiesCountIs('AWS::EKS::AccessEntry', { Type: 'EC2_LINUX' }, 0);
+  });
+});
+
+describe('Provisioner: observability', () => {
+  it('alarms on DLQ depth, function errors and oldest-message age, and builds a dashboard', () => {
+    const template = exampleTemplate();
+    template.resourcePropertiesCountIs(
+      'AWS::CloudWatch::Alarm',
+      { MetricName: 'ApproximateNumberOfMessagesVisible' },
+      2,
+    );
+    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage' }, 2);
+    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'Errors' }, 3);
+    template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+    const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]);
+    for (const metric of [
+      'DecisionLatency',
+      'NodeClaimsLaunched',
+      'CapacityErrors',
+      'Interruptions',
+      'NodesRegistered',
+    ]) {
+      expect(body).toContain(metric);
+    }
+  });
+});
+
+describe('Provisioner: input checks at synth', () => {
+  it('fails on a cluster name EKS would refuse', () => {
+    expect(() => synthProvisioner({ clusterName: '-bad name' })).toThrow(
+      /clusterName '-bad name' is not an EKS cluster name/,
+    );
+  });
+
+  it('fails with every problem of an invalid manifest', () => {
+    expect(() => synthProvisioner({ manifests: ['test/fixtures/manifests/invalid'] })).toThrow(/invalid configuration/);
+  });
+});

@@ -1,0 +1,83 @@
+// `npm run demo` as a test: the same scenario on a moto server of its own, asserting what the
+// timeline claims — instances tagged for the cluster, nodes registered with their instance type's
+// labels, the interrupted instance terminated and its pods replaced.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoEndpoint } from '../../scripts/demo/aws';
+import { DEMO_CLUSTER, type DemoResult, runDemo } from '../../scripts/demo/scenario';
+import { Timeline } from '../../scripts/demo/timeline';
+import { type MotoServer, startMotoServer } from '../../scripts/moto-server';
+import { KUBE, TAG } from '../../shared/contracts';
+
+let moto: MotoServer;
+let result: DemoResult;
+const lines: string[] = [];
+
+beforeAll(async () => {
+  moto = await startMotoServer({ command: 'moto_server', installHint: "install it with: pip install 'moto[server]'" });
+  result = await runDemo({ aws: demoEndpoint(moto.endpoint), timeline: new Timeline((line) => lines.push(line)) });
+}, 300_000);
+
+afterAll(async () => {
+  await moto?.stop();
+});
+
+describe('npm run demo', () => {
+  it('deploys the synthesized stack to moto and says what it created otherwise', () => {
+    expect(lines.some((l) => l.includes('CREATE_COMPLETE'))).toBe(true);
+    expect(result.stack.substitutions.map((s) => s.type)).toEqual(
+      expect.arrayContaining(['AWS::EKS::AccessEntry', 'AWS::SQS::QueuePolicy', 'AWS::Lambda::EventSourceMapping']),
+    );
+  });
+
+  it('turns the pending pods into tagged instances', () => {
+    const first = result.launched[0];
+    expect(first?.nodeClaims.length).toBeGreaterThan(0);
+    expect(first?.unschedulable).toEqual([]);
+    for (const claim of first?.nodeClaims ?? []) {
+      const tags = Object.fromEntries(
+        (result.instances.get(claim.instanceId)?.Tags ?? []).map((t) => [t.Key, t.Value]),
+      );
+      expect(tags).toMatchObject({
+        [TAG.clusterName]: DEMO_CLUSTER,
+        [TAG.clusterOwned(DEMO_CLUSTER)]: 'owned',
+        [TAG.nodePool]: 'general',
+        [TAG.nodeClass]: 'demo',
+        [TAG.nodeClaim]: claim.nodeClaimName,
+      });
+      expect(claim.price).toBeGreaterThan(0);
+    }
+  });
+
+  it('registers every node that joined: claim and instance-type labels, the unregistered taint gone', () => {
+    const live = result.nodes.filter((n) => !n.metadata.deletionTimestamp);
+    expect(live.length).toBeGreaterThan(0);
+    for (const node of live) {
+      const instanceId = node.spec?.providerID?.split('/').pop() ?? '';
+      expect(node.metadata.labels?.[KUBE.registeredLabel]).toBe('true');
+      expect(node.metadata.labels?.['karpenter.sh/nodepool']).toBe('general');
+      expect(node.metadata.labels?.['workload-class']).toBe('general');
+      expect(node.metadata.labels?.['node.kubernetes.io/instance-type']).toBe(
+        result.instances.get(instanceId)?.InstanceType,
+      );
+      expect(node.metadata.labels?.['karpenter.k8s.aws/instance-cpu']).toBeDefined();
+      expect(node.metadata.finalizers).toContain(KUBE.terminationFinalizer);
+      expect((node.spec?.taints ?? []).some((t) => t.key === KUBE.unregisteredTaintKey)).toBe(false);
+    }
+  });
+
+  it('drains and terminates the interrupted instance and replaces its pods', () => {
+    expect(result.instances.get(result.interruptedInstance)?.State?.Name).toBe('terminated');
+    const running = [...result.instances.values()].filter((i) => i.State?.Name === 'running');
+    expect(running.length).toBeGreaterThan(0);
+    expect(result.launched.length).toBeGreaterThanOrEqual(2);
+    const web = result.pods.filter((p) => p.metadata.labels?.app === 'web');
+    expect(web).toHaveLength(6);
+    const runningNodes = new Set(
+      result.nodes
+        .filter((n) => running.some((i) => n.spec?.providerID?.endsWith(`/${i.InstanceId}`)))
+        .map((n) => n.metadata.name),
+    );
+    for (const pod of web) expect(runningNodes.has(pod.spec.nodeName ?? '')).toBe(true);
+  });
+});
