@@ -3,6 +3,7 @@
 // retrying (and would hold up the cluster's FIFO group), so it is logged naming the record and
 // the fields, and acknowledged.
 
+import { validatePodSpec } from '../apis/core/validation';
 import { DETAIL_TYPE } from '../contracts';
 import { mergeNotices, podFromNoticeDaemonSet, podFromNoticePod, validateNotice } from '../notice';
 import type { PodsUnschedulableDetail } from '../notice/types';
@@ -49,7 +50,8 @@ export function parseProvisionRecords(records: readonly QueueRecord[], cluster: 
       rejected.push({ messageId: record.messageId, problems: [problem] });
       continue;
     }
-    const validation = validateNotice(detail);
+    // Each pod's fields are checked as the API server would, so a wrong notice never becomes a wrong launch.
+    const validation = validateNotice(detail, { validatePod: validatePodSpec });
     if (!validation.ok) {
       rejected.push({ messageId: record.messageId, problems: validation.problems.map((p) => `detail.${p}`) });
       continue;

@@ -180,6 +180,16 @@ describe('provision handler', () => {
     expect(events[0]?.nodeClaims.flatMap((c) => c.pods).sort()).toEqual(['default/a', 'default/b', 'default/c']);
   });
 
+  it('acknowledges a notice whose pod the API server would refuse, and plans none of its pods', async () => {
+    const bad = JSON.parse(notice('c1', ['d'])) as { detail: { pods: { containers: unknown[] }[] } };
+    const pod = bad.detail.pods[0];
+    if (pod) pod.containers = [{ name: 'app', resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }];
+    const response = await handler()(sqs([notice(), JSON.stringify(bad)]), context());
+    expect(response.batchItemFailures).toEqual([]);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.nodeClaims.flatMap((c) => c.pods).sort()).toEqual(['default/a', 'default/b']);
+  });
+
   it('returns the whole batch when a launch may succeed later', async () => {
     const response = await handler(true)(sqs([notice(), notice('c1', ['c'])]), context());
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
