@@ -276,4 +276,48 @@ describe('runtime against moto and the fake API server', () => {
     const replacement = (await receiveAll(noticeQueue)).map((m) => JSON.parse(m.Body ?? '{}'));
     expect(replacement.flatMap((e) => e.detail.pods.map((p: { name: string }) => p.name))).toContain('bound-1');
   });
+
+  it('finishes a `kubectl delete node`: cordoned, drained, instance terminated, finalizer removed', async () => {
+    const launched = await account.ec2.send(
+      new RunInstancesCommand({
+        ImageId: 'ami-12c6146b',
+        MinCount: 1,
+        MaxCount: 1,
+        TagSpecifications: [
+          {
+            ResourceType: 'instance',
+            Tags: [
+              { Key: TAG.clusterName, Value: CLUSTER },
+              { Key: TAG.nodeClaim, Value: 'general-spot1' },
+              { Key: TAG.nodePool, Value: 'general' },
+            ],
+          },
+        ],
+      }),
+    );
+    const instanceId = launched.Instances?.[0]?.InstanceId ?? '';
+    const nodeName = 'ip-10-0-1-30.us-west-2.compute.internal';
+    api.addNode(
+      node(nodeName, {
+        providerID: `aws:///us-west-2a/${instanceId}`,
+        labels: { [KUBE.registeredLabel]: 'true', [TAG.nodePool]: 'general' },
+        finalizers: [KUBE.terminationFinalizer],
+      }),
+    );
+    api.addPod({
+      ...pod('deleted-node-pod', { nodeName, owner: { kind: 'ReplicaSet', name: 'web' } }),
+      status: { phase: 'Running' },
+    });
+    // What `kubectl delete node` does: the API server sets deletionTimestamp and keeps the Node
+    // while our finalizer is on it.
+    api.deleteNode(nodeName);
+    expect(api.getNode(nodeName)?.metadata.deletionTimestamp).toBeDefined();
+
+    await watch(8_000);
+
+    expect(api.getPod('default', 'deleted-node-pod')).toBeUndefined();
+    expect(api.getNode(nodeName)).toBeUndefined();
+    const state = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+    expect(['shutting-down', 'terminated']).toContain(state.Reservations?.[0]?.Instances?.[0]?.State?.Name);
+  });
 });
