@@ -5,6 +5,7 @@
 import { isIP } from 'node:net';
 import type { NodePool } from '../apis/v1/types';
 import type { InstanceType } from '../instancetypes/types';
+import { requirementsMatch } from './launchtemplate';
 
 /** EC2 refuses userData above 16 KB in raw form, before base64 (RunInstances, launch templates). */
 export const MAX_USER_DATA_BYTES = 16 * 1024;
@@ -90,35 +91,10 @@ export function instanceTypeRequirementProblem(
     const value = labels[requirement.key];
     const values = requirement.values ?? [];
     if (value === undefined && requirement.operator !== 'Exists') continue;
-    if (!satisfies(requirement.operator, value, values)) {
+    if (!requirementsMatch([requirement], labels)) {
       const shown = values.length > 0 ? ` [${values.join(', ')}]` : '';
       return `NodePool/${nodePool.metadata.name} cannot launch ${capacityType ? `${capacityType} ` : ''}${instanceType.name}: spec.template.spec.requirements[${index}] ${requirement.key} ${requirement.operator}${shown} does not allow ${requirement.key}=${value ?? '<unset>'}`;
     }
   }
   return undefined;
-}
-
-function satisfies(operator: string, value: string | undefined, values: readonly string[]): boolean {
-  const number = Number(value);
-  const bound = Number(values[0]);
-  switch (operator) {
-    case 'In':
-      return value !== undefined && values.includes(value);
-    case 'NotIn':
-      return value === undefined || !values.includes(value);
-    case 'Exists':
-      return value !== undefined;
-    case 'DoesNotExist':
-      return value === undefined;
-    case 'Gt':
-      return number > bound;
-    case 'Lt':
-      return number < bound;
-    case 'Gte':
-      return number >= bound;
-    case 'Lte':
-      return number <= bound;
-    default:
-      return true;
-  }
 }
