@@ -18,6 +18,7 @@ import {
 import type { Sleep } from '../../shared/providers/clock';
 import type { DrainRecord, Nomination, PriceSnapshot, StateStore } from '../../shared/providers/state';
 import type { ClaimInstance } from '../../shared/runtime/instances';
+import type { ClaimLauncher } from '../../shared/runtime/provision';
 import type { LogFields, RuntimeLog, RuntimeMetrics } from '../../shared/runtime/telemetry';
 
 export const START = Date.parse('2026-01-01T00:00:00Z');
@@ -448,5 +449,39 @@ export function kubeletNode(name: string, instanceId: string, zone = 'us-west-2a
       taints: [{ key: 'karpenter.sh/unregistered', effect: 'NoExecute' }],
     },
     status: { allocatable: { cpu: '2', memory: '8Gi' } },
+  };
+}
+
+/**
+ * A claim launcher that records each launch as a live instance of FakeInstances (so in-flight claims
+ * are found again) and returns the planned offering; `fail` makes every launch throttled.
+ */
+export function recordingLauncher(
+  instances: FakeInstances,
+  options: { fail?: boolean } = {},
+): ClaimLauncher & {
+  launches(): number;
+} {
+  let launches = 0;
+  return {
+    launches: () => launches,
+    async launch(request) {
+      if (options.fail) throw Object.assign(new Error('throttled'), { name: 'RequestLimitExceeded' });
+      launches++;
+      const o = request.claim.offering;
+      instances.add({
+        instanceId: `i-${launches}`,
+        nodeClaimName: request.nodeClaimName,
+        instanceType: o.instanceType,
+        zone: o.zone,
+      });
+      return {
+        instanceId: `i-${launches}`,
+        instanceType: o.instanceType,
+        zone: o.zone,
+        capacityType: o.capacityType,
+        existing: false,
+      };
+    },
   };
 }

@@ -14,7 +14,7 @@ import { type Powertools, powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import { mutate, mutationArb, randomInput } from '../helpers/mutate';
 import { nodePool, standardTypes } from '../scheduling/helpers';
-import { FakeInstances, FakeKube, FakeState, pendingPod, START } from './fakes';
+import { FakeInstances, FakeKube, FakeState, pendingPod, recordingLauncher, START } from './fakes';
 
 let tools: Powertools;
 
@@ -94,28 +94,16 @@ function notice(names: string[]): { [key: string]: unknown } {
 }
 
 function provision(events: NodeClaimsLaunchedDetail[]) {
-  let launches = 0;
+  const instances = new FakeInstances();
   return provisionHandler(
     async () => ({
       ...tools.telemetry,
       cluster: 'c1',
       nodePools: [nodePool('default')],
       instanceTypes: async () => ({ byNodePool: { default: standardTypes() }, priceSource: 'bundled' }),
-      instances: new FakeInstances(),
+      instances,
       state: new FakeState(() => START),
-      launcher: {
-        async launch(request) {
-          launches++;
-          const o = request.claim.offering;
-          return {
-            instanceId: `i-${launches}`,
-            instanceType: o.instanceType,
-            zone: o.zone,
-            capacityType: o.capacityType,
-            existing: false,
-          };
-        },
-      },
+      launcher: recordingLauncher(instances),
       events: { nodeClaimsLaunched: async (d) => void events.push(d) },
       clock: () => START,
     }),

@@ -12,7 +12,16 @@ import type { Powertools } from '../../shared/runtime/powertools';
 import { powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import { nodePool, standardTypes } from '../scheduling/helpers';
-import { boundPod, FakeInstances, FakeKube, FakeState, pendingPod, START, virtualTime } from './fakes';
+import {
+  boundPod,
+  FakeInstances,
+  FakeKube,
+  FakeState,
+  pendingPod,
+  recordingLauncher,
+  START,
+  virtualTime,
+} from './fakes';
 
 let tools: Powertools;
 
@@ -111,13 +120,11 @@ describe('provision handler', () => {
   let instances: FakeInstances;
   let state: FakeState;
   let events: NodeClaimsLaunchedDetail[];
-  let launches: number;
 
   beforeEach(() => {
     instances = new FakeInstances();
     state = new FakeState(() => START);
     events = [];
-    launches = 0;
   });
 
   function handler(fail = false) {
@@ -129,26 +136,7 @@ describe('provision handler', () => {
         instanceTypes: async () => ({ byNodePool: { default: standardTypes() }, priceSource: 'bundled' }),
         instances,
         state,
-        launcher: {
-          async launch(request) {
-            if (fail) throw Object.assign(new Error('throttled'), { name: 'RequestLimitExceeded' });
-            launches++;
-            const o = request.claim.offering;
-            instances.add({
-              instanceId: `i-${launches}`,
-              nodeClaimName: request.nodeClaimName,
-              instanceType: o.instanceType,
-              zone: o.zone,
-            });
-            return {
-              instanceId: `i-${launches}`,
-              instanceType: o.instanceType,
-              zone: o.zone,
-              capacityType: o.capacityType,
-              existing: false,
-            };
-          },
-        },
+        launcher: recordingLauncher(instances, { fail }),
         events: { nodeClaimsLaunched: async (d) => void events.push(d) },
         clock: () => START,
       }),
