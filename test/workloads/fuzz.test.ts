@@ -150,7 +150,7 @@ describe('fuzzing: mutated valid pods and workloads give field errors or a plan,
           expect(() => validatePod(object, '')).not.toThrow();
         }
       }),
-      { numRuns: 150 },
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 150) },
     );
   });
 });

@@ -336,7 +336,7 @@ function checkAffinity(value: unknown, path: string, report: Report): void {
       const preferred = typed(p, PREFERRED_TERM_FIELDS, at, report);
       if (!preferred) return;
       checkWeight(preferred.weight, join(at, 'weight'), report);
-      if (preferred.preference === undefined) report(join(at, 'preference'), 'Required value');
+      if (absent(preferred.preference)) report(join(at, 'preference'), 'Required value');
       else checkNodeSelectorTerm(preferred.preference, join(at, 'preference'), report);
     });
   }
@@ -352,14 +352,19 @@ function checkAffinity(value: unknown, path: string, report: Report): void {
       const weighted = typed(p, WEIGHTED_TERM_FIELDS, at, report);
       if (!weighted) return;
       checkWeight(weighted.weight, join(at, 'weight'), report);
-      if (weighted.podAffinityTerm === undefined) report(join(at, 'podAffinityTerm'), 'Required value');
+      if (absent(weighted.podAffinityTerm)) report(join(at, 'podAffinityTerm'), 'Required value');
       else checkPodAffinityTerm(weighted.podAffinityTerm, join(at, 'podAffinityTerm'), report);
     });
   }
 }
 
+/** The API server drops a null of a non-nullable field, so a required field given as null is missing. */
+function absent(value: unknown): boolean {
+  return value === undefined || value === null;
+}
+
 function checkWeight(value: unknown, path: string, report: Report): void {
-  if (value === undefined) report(path, 'Required value');
+  if (absent(value)) report(path, 'Required value');
   else integer(value, path, report, 1, 100);
 }
 
@@ -390,7 +395,7 @@ function checkRequirement(value: unknown, path: string, report: Report, operator
   if (!requirement) return false;
   const keyOk = qualifiedName(requirement.key, join(path, 'key'), report);
   const operatorPath = join(path, 'operator');
-  if (requirement.operator === undefined) report(operatorPath, 'Required value');
+  if (absent(requirement.operator)) report(operatorPath, 'Required value');
   const operatorOk = oneOf(requirement.operator, operators, operatorPath, report);
   const values = strings(requirement.values, join(path, 'values'), report);
   if (!operatorOk) return false;
@@ -479,11 +484,11 @@ function checkTopologySpread(value: unknown, path: string, report: Report): void
   eachItem(value, path, report, (c, at) => {
     const constraint = typed(c, SPREAD_FIELDS, at, report);
     if (!constraint) return;
-    if (constraint.maxSkew === undefined) report(join(at, 'maxSkew'), 'Required value');
+    if (absent(constraint.maxSkew)) report(join(at, 'maxSkew'), 'Required value');
     else integer(constraint.maxSkew, join(at, 'maxSkew'), report, 1);
     const keyOk = qualifiedName(constraint.topologyKey, join(at, 'topologyKey'), report);
     const whenPath = join(at, 'whenUnsatisfiable');
-    if (constraint.whenUnsatisfiable === undefined) report(whenPath, 'Required value');
+    if (absent(constraint.whenUnsatisfiable)) report(whenPath, 'Required value');
     const whenOk = oneOf(constraint.whenUnsatisfiable, ['DoNotSchedule', 'ScheduleAnyway'], whenPath, report);
     if (constraint.minDomains !== undefined && constraint.minDomains !== null) {
       integer(constraint.minDomains, join(at, 'minDomains'), report, 1);

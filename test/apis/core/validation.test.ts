@@ -350,3 +350,41 @@ describe('validatePod: each field the scheduler reads, as the API server checks 
     ]);
   });
 });
+
+describe('validatePod: a required field given as null is missing, as the API server reads it', () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    ['a node requirement operator', { affinity: nodeAffinity(term({ operator: null, values: ['a'] })) }, 'operator'],
+    [
+      'a preferred term preference',
+      {
+        affinity: {
+          nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, preference: null }] },
+        },
+      },
+      'preference',
+    ],
+    [
+      'a preferred term weight',
+      {
+        affinity: {
+          nodeAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: null, preference: {} }] },
+        },
+      },
+      'weight',
+    ],
+    [
+      'a weighted pod affinity term',
+      {
+        affinity: {
+          podAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: null }] },
+        },
+      },
+      'podAffinityTerm',
+    ],
+    ['a spread maxSkew', spread({ maxSkew: null }), 'maxSkew'],
+    ['a spread whenUnsatisfiable', spread({ whenUnsatisfiable: null }), 'whenUnsatisfiable'],
+  ])('%s', (_, spec, field) => {
+    const problems = validatePod(pod(spec), '');
+    expect(problems.some((p) => p.includes(`${field}: Required value`))).toBe(true);
+  });
+});
