@@ -5,7 +5,10 @@
 import { App } from 'aws-cdk-lib';
 import { buildKarplessApp } from './karpless-stack';
 
-const context = new App().node;
+// One App only: under the CDK CLI every App synthesizes itself on exit, and a second, empty one
+// would overwrite the stack's manifest.
+const app = new App();
+const context = app.node;
 const clusterName = context.tryGetContext('cluster');
 if (typeof clusterName !== 'string' || clusterName === '') {
   throw new Error('context cluster is not set: run `npx cdk deploy -c cluster=NAME` with your EKS cluster name');
@@ -14,4 +17,4 @@ if (typeof clusterName !== 'string' || clusterName === '') {
 const manifests = String(
   context.tryGetContext('manifests') ?? context.tryGetContext('karpless:manifests') ?? 'examples/manifests',
 );
-buildKarplessApp({ clusterName, manifests: manifests.split(',').filter((p) => p.length > 0) }).app.synth();
+buildKarplessApp({ clusterName, manifests: manifests.split(',').filter((p) => p.length > 0) }, app).app.synth();

@@ -15,9 +15,9 @@ export interface KarplessAppResult {
 
 export function buildKarplessApp(
   props: Pick<ProvisionerProps, 'clusterName' | 'manifests'> & Partial<ProvisionerProps>,
-  appProps: AppProps = {},
+  appOrProps: App | AppProps = {},
 ): KarplessAppResult {
-  const app = new App(appProps);
+  const app = appOrProps instanceof App ? appOrProps : new App(appOrProps);
   const stack = new Stack(app, `Karpless-${props.clusterName}`, {
     description: `karpless: Karpenter v1 node provisioning from AWS Lambda for EKS cluster ${props.clusterName}`,
   });

@@ -73,6 +73,24 @@ describe('cfn-lint', () => {
 });
 
 describe('infra/app.ts', () => {
+  it('synthesizes the stack the way the CDK CLI runs the app', () => {
+    const out = mkdtempSync(join(tmpdir(), 'karpless-cli-synth-'));
+    try {
+      const run = spawnSync('npx', ['tsx', 'infra/app.ts'], {
+        encoding: 'utf8',
+        env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ ...NO_BUNDLING, cluster: 'demo' }), CDK_OUTDIR: out },
+      });
+      expect(run.stderr).not.toMatch(/Error/);
+      expect(run.status).toBe(0);
+      const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as {
+        artifacts: Record<string, unknown>;
+      };
+      expect(Object.keys(manifest.artifacts)).toContain('Karpless-demo');
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   it('refuses to synthesize without -c cluster', () => {
     const run = spawnSync('npx', ['tsx', 'infra/app.ts'], {
       encoding: 'utf8',
