@@ -4,6 +4,7 @@
 
 import type { Pod, PodSpec } from '../shared/apis/core/v1';
 import { LABEL_HOSTNAME, LABEL_ZONE } from '../shared/apis/v1/labels';
+import type { EC2NodeClass } from '../shared/apis/v1/types';
 
 export const CPU_CHOICES_MILLICORES = [100, 250, 500, 1000, 1500] as const;
 export const MEMORY_CHOICES_MIB = [100, 256, 512, 1024, 2048, 4096] as const;
@@ -126,3 +127,16 @@ export function makeGenericPods(count: number, seed = 42): Pod[] {
   const factory = new PodFactory(seededRandom(seed));
   return Array.from({ length: count }, () => factory.generic());
 }
+
+/** The EC2NodeClass every benchmark resolves the catalog against. */
+export const BENCH_NODE_CLASS: EC2NodeClass = {
+  apiVersion: 'karpenter.k8s.aws/v1',
+  kind: 'EC2NodeClass',
+  metadata: { name: 'default' },
+  spec: {
+    role: 'KarpenterNodeRole-bench',
+    amiSelectorTerms: [{ alias: 'al2023@latest' }],
+    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
+    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
+  },
+};

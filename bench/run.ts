@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../shared/apis/core/v1';
 import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_ZONE } from '../shared/apis/v1/labels';
-import type { EC2NodeClass, NodePool, NodeSelectorRequirementWithMinValues } from '../shared/apis/v1/types';
+import type { NodePool, NodeSelectorRequirementWithMinValues } from '../shared/apis/v1/types';
 import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
 import { syntheticCatalog } from '../shared/instancetypes/synthetic';
@@ -24,7 +24,7 @@ import { allows, requirementFrom } from '../shared/scheduling/requirements';
 import { podRequests } from '../shared/scheduling/resources';
 import { planLowerBound } from './bound';
 import { mixedInput, mixedPods } from './mixed';
-import { makeDiversePods, makeGenericPods } from './pods';
+import { makeDiversePods, makeGenericPods, BENCH_NODE_CLASS as nodeClass } from './pods';
 import { referencePlan } from './reference';
 import { runRuntimeBenchmarks } from './runtime';
 
@@ -51,18 +51,6 @@ export interface ResultEntry extends Measurement {
   /** The generic-only mix beside the diverse one; absent for the mixed suite, which has one mix. */
   generic?: Measurement;
 }
-
-const nodeClass: EC2NodeClass = {
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name: 'default' },
-  spec: {
-    role: 'KarpenterNodeRole-bench',
-    amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
-    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
-  },
-};
 
 function nodePool(name: string, requirements: NodeSelectorRequirementWithMinValues[]): NodePool {
   return {

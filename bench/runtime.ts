@@ -11,17 +11,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Node, Pod } from '../shared/apis/core/v1';
 import { LABEL_CAPACITY_TYPE } from '../shared/apis/v1/labels';
-import type { EC2NodeClass, NodePool } from '../shared/apis/v1/types';
+import type { NodePool } from '../shared/apis/v1/types';
 import { KUBE } from '../shared/contracts';
 import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
 import type { InterruptionMessage } from '../shared/interruption/types';
-import type { LaunchedInstance } from '../shared/providers/instance';
 import { handleInterruption } from '../shared/runtime/interruption';
-import { type NodeClaimToLaunch, provision } from '../shared/runtime/provision';
+import { provision } from '../shared/runtime/provision';
 import { noMetrics, silentLog } from '../shared/runtime/telemetry';
-import { FakeInstances, FakeKube, FakeState } from '../test/runtime/fakes';
-import { makeDiversePods } from './pods';
+import { FakeInstances, FakeKube, FakeState, recordingLauncher } from '../test/runtime/fakes';
+import { makeDiversePods, BENCH_NODE_CLASS as nodeClass } from './pods';
 
 export const PROVISION_SIZES = [100, 1000, 10000];
 export const INTERRUPTION_MESSAGES = 1000;
@@ -31,18 +30,6 @@ export interface RuntimeResults {
   provision: { pods: number; decisionMs: number; totalMs: number; nodeClaims: number }[];
   interruption: { messages: number; seconds: number; messagesPerSecond: number; podsEvicted: number };
 }
-
-const nodeClass: EC2NodeClass = {
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name: 'default' },
-  spec: {
-    role: 'KarpenterNodeRole-bench',
-    amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
-    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'bench' } }],
-  },
-};
 
 const nodePool: NodePool = {
   apiVersion: 'karpenter.sh/v1',
@@ -69,25 +56,6 @@ const round = (value: number, digits: number) => Math.round(value * 10 ** digits
 async function provisionOnce(pods: Pod[], types: ReturnType<typeof resolveInstanceTypes>) {
   const state = new FakeState(Date.now);
   const instances = new FakeInstances();
-  let counter = 0;
-  const launch = async (request: NodeClaimToLaunch): Promise<LaunchedInstance> => {
-    const o = request.claim.offering;
-    instances.add({
-      instanceId: `i-${(counter++).toString(16).padStart(17, '0')}`,
-      nodeClaimName: request.nodeClaimName,
-      nodePool: request.nodePool.metadata.name,
-      instanceType: o.instanceType,
-      zone: o.zone,
-      capacityType: o.capacityType,
-    });
-    return {
-      instanceId: `i-${counter}`,
-      instanceType: o.instanceType,
-      zone: o.zone,
-      capacityType: o.capacityType,
-      existing: false,
-    };
-  };
   const started = performance.now();
   const report = await provision(
     {
@@ -96,7 +64,7 @@ async function provisionOnce(pods: Pod[], types: ReturnType<typeof resolveInstan
       instanceTypes: async () => ({ byNodePool: { [nodePool.metadata.name]: types }, priceSource: 'bundled' }),
       instances,
       state,
-      launcher: { launch },
+      launcher: recordingLauncher(instances),
       events: { nodeClaimsLaunched: async () => {} },
       clock: Date.now,
       log: silentLog,

@@ -472,8 +472,10 @@ export function recordingLauncher(
       instances.add({
         instanceId: `i-${launches}`,
         nodeClaimName: request.nodeClaimName,
+        nodePool: request.nodePool.metadata.name,
         instanceType: o.instanceType,
         zone: o.zone,
+        capacityType: o.capacityType,
       });
       return {
         instanceId: `i-${launches}`,
