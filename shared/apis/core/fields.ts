@@ -23,15 +23,25 @@ export function typeName(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** A short, single-line rendering of a user value for messages (long values are cut). */
+/** A short, single-line rendering of a user value for messages (long values are cut); never throws. */
 export function show(value: unknown): string {
   let text: string;
   try {
     text = JSON.stringify(value) ?? String(value);
   } catch {
-    text = String(value);
+    // A map whose toString is not a function (e.g. `{toString: 0}`) makes String() throw too.
+    text = typeName(value);
   }
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** String(value), or the value's type when String() throws (a map whose toString is not a function). */
+function plainText(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return typeName(value);
+  }
 }
 
 export const INT32_MAX = 2 ** 31 - 1;
@@ -158,7 +168,7 @@ export function labels(value: unknown, path: string, report: Report): void {
     const problem = qualifiedNameProblem(key);
     if (problem) report(path, `Invalid value: ${show(key)}: ${problem}`);
     if (typeof v !== 'string') {
-      report(join(path, key), `must be a string, not ${typeName(v)} (quote it: "${String(v)}")`);
+      report(join(path, key), `must be a string, not ${typeName(v)} (quote it: "${plainText(v)}")`);
       continue;
     }
     const valueProblem = labelValueProblem(v);

@@ -388,3 +388,10 @@ describe('validatePod: a required field given as null is missing, as the API ser
     expect(problems.some((p) => p.includes(`${field}: Required value`))).toBe(true);
   });
 });
+
+describe('validatePod: values that break String() are reported, not thrown', () => {
+  it('reports a nodeSelector value that is a map with a non-function toString', () => {
+    const problems = validatePod(pod({ nodeSelector: { 'kubernetes.io/os': { toString: 0 } } }), '');
+    expect(problems).toEqual(['spec.nodeSelector.kubernetes.io/os: must be a string, not a map (quote it: "a map")']);
+  });
+});
