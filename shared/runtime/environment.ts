@@ -9,7 +9,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { IAMClient } from '@aws-sdk/client-iam';
 import { PricingClient } from '@aws-sdk/client-pricing';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { buildConfiguration, type Configuration } from '../apis/config';
+import { buildConfiguration, type Configuration } from '../apis/configuration';
 import { parseDurationSeconds } from '../apis/duration';
 import { formatProblem } from '../apis/problems';
 import { DETAIL_TYPE, ENV, requireEnv } from '../contracts';
