@@ -2,16 +2,25 @@
 // CONTRACT (used by plan, status, userdata, launch-template, synth and the Lambdas): keep these
 // exported names and shapes stable.
 
-import { buildConfiguration, type ConfigurationOptions, type ConfigurationResult } from './configuration';
+import { checkCustomUserData } from '../amifamily/userdata/check';
+import { type ConfigurationOptions, type ConfigurationResult, validateConfiguration } from './configuration';
+import type { LoadedDocument } from './load';
 import { readManifestFiles } from './load';
 import { ConfigurationError } from './problems';
 
-export {
-  buildConfiguration,
-  type Configuration,
-  type ConfigurationOptions,
-  type ConfigurationResult,
+export type {
+  Configuration,
+  ConfigurationOptions,
+  ConfigurationResult,
 } from './configuration';
+
+/** Validates and defaults parsed documents, custom userData included. */
+export function buildConfiguration(
+  documents: readonly LoadedDocument[],
+  options: ConfigurationOptions,
+): ConfigurationResult {
+  return validateConfiguration(documents, options, checkCustomUserData);
+}
 
 const KARPENTER_KINDS: ReadonlySet<string> = new Set(['NodePool', 'EC2NodeClass', 'NodeClaim']);
 

@@ -2,9 +2,9 @@
 // from documents already parsed. No file or YAML reading here: the Lambdas validate the bundled
 // JSON document with this module alone, so the YAML parser stays out of their bundles.
 
-import { checkCustomUserData } from '../amifamily/userdata/check';
+import type { UserDataIssue } from '../amifamily/userdata/check';
 import type { LoadedDocument } from './load';
-import { ConfigurationError, type Problem } from './problems';
+import type { Problem } from './problems';
 import { defaultEC2NodeClass, defaultNodePool } from './v1/defaults';
 import { isObject } from './v1/schema';
 import {
@@ -64,10 +64,18 @@ function groupOf(apiVersion: unknown): string {
   return typeof apiVersion === 'string' ? (apiVersion.split('/')[0] ?? '') : '';
 }
 
-/** Validates and defaults parsed documents. */
-export function buildConfiguration(
+/** Problems of an EC2NodeClass's custom userData (../amifamily/userdata/check). */
+export type UserDataCheck = (nodeClass: EC2NodeClass) => UserDataIssue[];
+
+/**
+ * Validates and defaults parsed documents. The userData check is given by the caller: it renders
+ * userData, which needs the YAML and TOML writers, and the functions that only read the bundled,
+ * synth-validated document should not carry them.
+ */
+export function validateConfiguration(
   documents: readonly LoadedDocument[],
   options: ConfigurationOptions,
+  checkCustomUserData: UserDataCheck,
 ): ConfigurationResult {
   const result: ConfigurationResult = {
     config: { nodePools: [], nodeClasses: [] },
