@@ -200,7 +200,7 @@ function nodePoolOf(runtime: Runtime, name: string) {
 }
 
 /** Instance types per NodePool with live prices (bundled → Pricing API and spot history, cached). */
-function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () => Promise<ResolvedInstanceTypes> {
+export function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () => Promise<ResolvedInstanceTypes> {
   const pricing = new PricingProvider({
     region: runtime.settings.region,
     ...(runtime.clients.pricing ? { pricing: pricingApi(runtime.clients.pricing) } : {}),
