@@ -9,6 +9,8 @@ import {
   CreateLaunchTemplateCommand,
   type CreateLaunchTemplateCommandInput,
   type CreateLaunchTemplateCommandOutput,
+  DeleteLaunchTemplateCommand,
+  type DeleteLaunchTemplateCommandInput,
   DescribeAvailabilityZonesCommand,
   type DescribeAvailabilityZonesCommandInput,
   type DescribeAvailabilityZonesCommandOutput,
@@ -50,10 +52,15 @@ import {
   CreateInstanceProfileCommand,
   type CreateInstanceProfileCommandInput,
   type CreateInstanceProfileCommandOutput,
+  DeleteInstanceProfileCommand,
+  type DeleteInstanceProfileCommandInput,
   GetInstanceProfileCommand,
   type GetInstanceProfileCommandInput,
   type GetInstanceProfileCommandOutput,
   IAMClient,
+  ListInstanceProfilesCommand,
+  type ListInstanceProfilesCommandInput,
+  type ListInstanceProfilesCommandOutput,
   RemoveRoleFromInstanceProfileCommand,
   type RemoveRoleFromInstanceProfileCommandInput,
   TagInstanceProfileCommand,
@@ -83,6 +90,8 @@ export interface EC2Api {
   createLaunchTemplate(input: CreateLaunchTemplateCommandInput): Promise<CreateLaunchTemplateCommandOutput>;
   createFleet(input: CreateFleetCommandInput): Promise<CreateFleetCommandOutput>;
   describeInstances(input: DescribeInstancesCommandInput): Promise<DescribeInstancesCommandOutput>;
+  /** Garbage collection only (the gc function). */
+  deleteLaunchTemplate(input: DeleteLaunchTemplateCommandInput): Promise<unknown>;
 }
 
 export interface SSMApi {
@@ -99,6 +108,9 @@ export interface IAMApi {
   addRoleToInstanceProfile(input: AddRoleToInstanceProfileCommandInput): Promise<unknown>;
   removeRoleFromInstanceProfile(input: RemoveRoleFromInstanceProfileCommandInput): Promise<unknown>;
   tagInstanceProfile(input: TagInstanceProfileCommandInput): Promise<unknown>;
+  /** Garbage collection only (the gc function). */
+  listInstanceProfiles(input: ListInstanceProfilesCommandInput): Promise<ListInstanceProfilesCommandOutput>;
+  deleteInstanceProfile(input: DeleteInstanceProfileCommandInput): Promise<unknown>;
 }
 
 export interface AwsApis {
@@ -126,6 +138,7 @@ export function ec2Api(client: Sender): EC2Api {
     createLaunchTemplate: (i) => client.send(new CreateLaunchTemplateCommand(i)),
     createFleet: (i) => client.send(new CreateFleetCommand(i)),
     describeInstances: (i) => client.send(new DescribeInstancesCommand(i)),
+    deleteLaunchTemplate: (i) => client.send(new DeleteLaunchTemplateCommand(i)),
   };
 }
 
@@ -144,6 +157,8 @@ export function iamApi(client: Sender): IAMApi {
     addRoleToInstanceProfile: (i) => client.send(new AddRoleToInstanceProfileCommand(i)),
     removeRoleFromInstanceProfile: (i) => client.send(new RemoveRoleFromInstanceProfileCommand(i)),
     tagInstanceProfile: (i) => client.send(new TagInstanceProfileCommand(i)),
+    listInstanceProfiles: (i) => client.send(new ListInstanceProfilesCommand(i)),
+    deleteInstanceProfile: (i) => client.send(new DeleteInstanceProfileCommand(i)),
   };
 }
 
