@@ -113,6 +113,7 @@ async function collectNodesAndInstances(deps: GcDeps, report: GcReport, nodes: N
     .map((n) => instanceIdFromProviderID(n.spec?.providerID) ?? '')
     .filter((id) => id !== '' && !liveIds.has(id));
   const found = await deps.instances.byIds(missing);
+  for (const instance of live) found.set(instance.instanceId, instance);
   for (const verdict of nodesWithoutInstance({ nodes, instances: found })) {
     const node = nodes.find((n) => n.metadata.name === verdict.id);
     if (node) await act(deps, report, verdict, () => removeNode(deps, node));
