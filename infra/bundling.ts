@@ -29,9 +29,13 @@ let aliases: Record<string, string> | undefined;
 
 /**
  * Package aliases every bundle is built with: the tree-shakeable copies of the SDK clients
- * (./lean-sdk). Prepared once per process; the copies are reused across processes.
+ * (./lean-sdk) and Lambda's environment credentials in place of the SDK's full default chain
+ * (./lambda-credentials). Prepared once per process; the copies are reused across processes.
  */
 export function bundleAliases(): Readonly<Record<string, string>> {
-  aliases ??= leanSdkAliases(PROJECT_ROOT);
+  aliases ??= {
+    ...leanSdkAliases(PROJECT_ROOT),
+    '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambda-credentials.ts'),
+  };
   return aliases;
 }

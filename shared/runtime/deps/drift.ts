@@ -25,6 +25,7 @@ import type { DriftDeps, DriftSession } from '../drift';
 import { instanceTypeSource, kubeClient, type Runtime } from '../environment';
 import { AwsClaimLauncher } from '../launcher';
 import type { Telemetry } from '../telemetry';
+import { launchClients } from './launch-clients';
 
 function conditionTrue(resolution: NodeClassResolution, type: string): boolean {
   return resolution.nodeClass.status?.conditions?.some((c) => c.type === type && c.status === 'True') === true;
@@ -44,12 +45,13 @@ export function nodeClassToday(nodeClass: EC2NodeClass, resolution: NodeClassRes
 
 export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise<DriftDeps> {
   const { clients, settings, clock } = runtime;
+  const { ssm, iam } = launchClients(runtime);
   const ec2 = ec2Api(clients.ec2);
   const clusterProvider = new ClusterProvider(eksApi(clients.eks));
   const resolver: Omit<NodeClassResolverDeps, 'amis' | 'k8sVersion' | 'clock' | 'mode'> = {
     subnets: new SubnetProvider(ec2),
     securityGroups: new SecurityGroupProvider(ec2),
-    instanceProfiles: new InstanceProfileProvider(iamApi(clients.iam), {
+    instanceProfiles: new InstanceProfileProvider(iamApi(iam), {
       clusterName: settings.cluster,
       region: settings.region,
     }),
@@ -62,7 +64,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     region: settings.region,
   });
   const session = async (): Promise<DriftSession> => {
-    const amis = new AMIProvider(ec2, ssmApi(clients.ssm), clock);
+    const amis = new AMIProvider(ec2, ssmApi(ssm), clock);
     const cluster: Promise<Cluster> = clusterProvider.describe(settings.cluster);
     const { version } = await cluster;
     const nodeClasses = new Map<string, NodeClassToday>();

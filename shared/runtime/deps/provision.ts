@@ -3,8 +3,6 @@
 // instance types. Only this module pulls the userData renderers and the SSM and IAM clients into a
 // bundle.
 
-import { IAMClient } from '@aws-sdk/client-iam';
-import { SSMClient } from '@aws-sdk/client-ssm';
 import { DETAIL_TYPE } from '../../contracts';
 import { AMIProvider } from '../../providers/ami';
 import { type Cluster, ClusterProvider } from '../../providers/cluster';
@@ -15,15 +13,15 @@ import { ec2Api, eksApi, iamApi, ssmApi } from '../../providers/ports';
 import { SecurityGroupProvider } from '../../providers/securitygroup';
 import { SubnetProvider } from '../../providers/subnet';
 import { StateUnavailableOfferings } from '../../providers/unavailableofferings';
-import { clientConfig, instanceTypeSource, type Runtime } from '../environment';
+import { instanceTypeSource, type Runtime } from '../environment';
 import { AwsClaimLauncher } from '../launcher';
 import type { ProvisionDeps } from '../provision';
 import type { Telemetry } from '../telemetry';
+import { launchClients } from './launch-clients';
 
 export function provisionDeps(runtime: Runtime, telemetry: Telemetry): ProvisionDeps {
   const { clients, settings, clock } = runtime;
-  const ssm = clients.ssm ?? new SSMClient(clientConfig(settings.region));
-  const iam = clients.iam ?? new IAMClient(clientConfig(settings.region));
+  const { ssm, iam } = launchClients(runtime);
   const ec2 = ec2Api(clients.ec2);
   const clusterProvider = new ClusterProvider(eksApi(clients.eks));
   let cluster: Promise<Cluster> | undefined;

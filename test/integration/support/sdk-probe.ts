@@ -46,8 +46,17 @@ async function errorName(call: Promise<unknown>): Promise<string> {
   }
 }
 
-export async function probe(endpoint: string, account: string): Promise<Record<string, unknown>> {
-  const config = { endpoint, region: 'us-west-2', credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } };
+/**
+ * `envCredentials`: one client finds its credentials itself, as the functions' clients do (in a
+ * bundle, through infra/lambda-credentials.ts reading Lambda's environment variables).
+ */
+export async function probe(
+  endpoint: string,
+  account: string,
+  envCredentials = false,
+): Promise<Record<string, unknown>> {
+  const credentials = { accessKeyId: 'testing', secretAccessKey: 'testing' };
+  const config = { endpoint, region: 'us-west-2', credentials };
   const ec2 = inAccount(new EC2Client(config), account);
   const vpc = await ec2.send(new CreateVpcCommand({ CidrBlock: '10.9.0.0/16' }));
   const subnet = await ec2.send(
@@ -113,7 +122,16 @@ export async function probe(endpoint: string, account: string): Promise<Record<s
   );
   const item = await dynamo.send(new GetItemCommand({ TableName: 'probe', Key: { pk: { S: 'a' } } }));
 
+  const ambient = inAccount(
+    new EC2Client({ endpoint, region: 'us-west-2', ...(envCredentials ? {} : { credentials }) }),
+    account,
+  );
+  const ambientVpcs = await ambient.send(
+    new DescribeSubnetsCommand({ Filters: [{ Name: 'vpc-id', Values: [vpc.Vpc?.VpcId ?? ''] }] }),
+  );
+
   return {
+    ambientSubnets: ambientVpcs.Subnets?.length,
     subnets: subnets.Subnets?.map((s) => [s.CidrBlock, s.AvailabilityZone, s.State]),
     vcpus: types.InstanceTypes?.[0]?.VCpuInfo?.DefaultVCpus,
     memory: types.InstanceTypes?.[0]?.MemoryInfo?.SizeInMiB,
@@ -134,5 +152,5 @@ export async function probe(endpoint: string, account: string): Promise<Record<s
   };
 }
 
-const [, , endpoint, account] = process.argv;
-if (endpoint && account) console.log(JSON.stringify(await probe(endpoint, account)));
+const [, , endpoint, account, mode] = process.argv;
+if (endpoint && account) console.log(JSON.stringify(await probe(endpoint, account, mode === 'env-credentials')));
