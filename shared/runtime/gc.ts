@@ -94,6 +94,7 @@ async function collectNodesAndInstances(deps: GcDeps, report: GcReport, nodes: N
   const now = deps.clock();
   const liveIds = new Set(live.map((i) => i.instanceId));
   const draining = new Set(drains.map((d) => d.instanceId));
+  const nodeOf = nodesByInstance(nodes);
   for (const verdict of orphanedInstances({
     now,
     instances: live,
@@ -101,7 +102,7 @@ async function collectNodesAndInstances(deps: GcDeps, report: GcReport, nodes: N
     registeredBefore: new Set(remembered),
     draining,
   })) {
-    const node = nodesByInstance(nodes).get(verdict.id);
+    const node = nodeOf.get(verdict.id);
     await act(deps, report, verdict, async () => {
       await deps.instances.terminate([verdict.id]);
       // An unregistered Node of a timed-out instance has no finalizer: deleting it is all there is.
