@@ -11,6 +11,7 @@ import {
   type ListOptions,
   type NodePatch,
   type ObjectList,
+  type PodDisruptionBudget,
   type WatchEvent,
   type WatchOptions,
   type WatchResult,
@@ -121,6 +122,7 @@ export class FakeKube implements KubeClient {
   pods = new Map<string, Pod>();
   nodes = new Map<string, Node>();
   daemonSets: Workload[] = [];
+  pdbs: PodDisruptionBudget[] = [];
   version = 100;
   readonly calls: { method: string; args: unknown[] }[] = [];
   /** namespace/name → outcomes to answer evictions with (then 'evicted'). */
@@ -243,6 +245,11 @@ export class FakeKube implements KubeClient {
   async listDaemonSets(options?: ListOptions): Promise<ObjectList<Workload>> {
     this.record('listDaemonSets', options);
     return { items: structuredClone(this.daemonSets), resourceVersion: String(this.version) };
+  }
+
+  async listPodDisruptionBudgets(options?: ListOptions): Promise<ObjectList<PodDisruptionBudget>> {
+    this.record('listPodDisruptionBudgets', options);
+    return { items: structuredClone(this.pdbs), resourceVersion: String(this.version) };
   }
 
   async patchNode(name: string, patch: NodePatch): Promise<Node> {
