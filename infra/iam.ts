@@ -143,12 +143,17 @@ export function launchStatements({ clusterName, nodeRoleArns }: ScopeArgs): Poli
       actions: ['ssm:GetParameter'],
       resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}::parameter/aws/service/*`],
     }),
-    new PolicyStatement({
-      sid: 'AllowPricingReadActions',
-      actions: ['pricing:GetProducts'],
-      resources: ['*'],
-    }),
+    pricingReads(),
   ];
+}
+
+/** On-demand prices (AllowPricingReadActions): the Pricing API has no resource-level permissions. */
+export function pricingReads(): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'AllowPricingReadActions',
+    actions: ['pricing:GetProducts'],
+    resources: ['*'],
+  });
 }
 
 /** TerminateInstances (and, for garbage collection, DeleteLaunchTemplate) only on what the cluster owns. */

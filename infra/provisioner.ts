@@ -30,6 +30,7 @@ import {
   instanceProfileCleanup,
   launchStatements,
   NODE_ROLE_MANAGED_POLICIES,
+  pricingReads,
   regionalReads,
   scopedDeletion,
   scopedInstanceTagging,
@@ -265,7 +266,18 @@ export class Provisioner extends Construct {
       launching.function.addToRolePolicy(regionalReads(LAUNCH_READS));
     }
 
-    this.gc.function.addToRolePolicy(regionalReads(['DescribeInstances', 'DescribeLaunchTemplates']));
+    // Consolidation prices the nodes and simulates where their pods go: the instance type reads.
+    this.gc.function.addToRolePolicy(
+      regionalReads([
+        'DescribeAvailabilityZones',
+        'DescribeInstances',
+        'DescribeInstanceTypeOfferings',
+        'DescribeInstanceTypes',
+        'DescribeLaunchTemplates',
+        'DescribeSpotPriceHistory',
+      ]),
+    );
+    this.gc.function.addToRolePolicy(pricingReads());
     this.gc.function.addToRolePolicy(scopedDeletion(clusterName, ['instance', 'launch-template']));
     for (const statement of instanceProfileCleanup(clusterName)) this.gc.function.addToRolePolicy(statement);
     this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances']));

@@ -113,7 +113,12 @@ async function stamp(deps: EmptinessDeps, nodeName: string, value: string | null
   await deps.kube.patchNode(nodeName, { metadata: { annotations: { [EMPTY_SINCE_ANNOTATION]: value } } });
 }
 
-async function handOver(deps: EmptinessDeps, record: DisruptionRecord): Promise<void> {
+/**
+ * Hands a node to the termination flow: its disruption record, a drain record with the NodePool's
+ * terminationGracePeriod as deadline, then the Node deleted (the watcher drains it). Shared by
+ * emptiness and consolidation.
+ */
+export async function handToTermination(deps: EmptinessDeps, record: DisruptionRecord): Promise<void> {
   const pool = deps.nodePools.find((p) => p.metadata.name === record.nodePool);
   const grace = pool ? terminationGracePeriodMs(pool) : undefined;
   await deps.state.putDisruption(record);
@@ -125,7 +130,11 @@ async function handOver(deps: EmptinessDeps, record: DisruptionRecord): Promise<
   });
   await deps.kube.deleteNode(record.nodeName);
   deps.metrics.record(METRIC.disruptions, 'Count', 1, { nodePool: record.nodePool, reason: record.reason });
-  deps.log.info('empty node handed to termination', { node: record.nodeName, detail: record.detail });
+  deps.log.info('disrupted node handed to termination', {
+    node: record.nodeName,
+    reason: record.reason,
+    detail: record.detail,
+  });
 }
 
 /** One emptiness pass over the listed nodes. */
@@ -175,7 +184,7 @@ export async function runEmptiness(deps: EmptinessDeps, nodes: readonly Node[]):
         continue;
       }
       seen.add(candidate.nodeName);
-      await handOver(deps, {
+      await handToTermination(deps, {
         nodeName: candidate.nodeName,
         instanceId: instanceOf.get(candidate.nodeName) ?? '',
         nodePool: candidate.nodePool,

@@ -1,7 +1,8 @@
 // The gc function's run (scheduled, Karpenter's 2 minutes): list what the cluster owns in EC2, IAM
 // and Kubernetes, ask gc-decisions what is orphaned, delete it, and log and count every deletion
 // with its reason. Then the emptiness pass (gc-emptiness.ts) hands nodes that stayed empty past
-// consolidateAfter to the termination flow, within the NodePools' budgets.
+// consolidateAfter to the termination flow, within the NodePools' budgets, and the consolidation
+// pass (gc-consolidation.ts) removes at most one node whose pods fit elsewhere.
 //
 // Only what carries this cluster's tags is ever listed (instances: eks:eks-cluster-name and a
 // karpenter.sh/nodeclaim tag; templates and profiles: both cluster tags), and the IAM policy allows
@@ -16,6 +17,7 @@ import type { Clock } from '../providers/clock';
 import type { ClusterInstanceProfile, ClusterInstanceProfiles } from '../providers/instanceprofile-gc';
 import type { ClusterLaunchTemplates } from '../providers/launchtemplate-gc';
 import type { FullStateStore } from '../providers/state';
+import { type ConsolidationDeps, type ConsolidationReport, runConsolidation } from './gc-consolidation';
 import {
   type GcVerdict,
   nodesByInstance,
@@ -25,7 +27,7 @@ import {
   orphanedLaunchTemplates,
   registeredInstanceIds,
 } from './gc-decisions';
-import { type EmptinessDeps, type EmptinessReport, runEmptiness } from './gc-emptiness';
+import { type EmptinessReport, runEmptiness } from './gc-emptiness';
 import { type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { finalizers, resourceVersion } from './objects';
 import type { Telemetry } from './telemetry';
@@ -33,14 +35,14 @@ import type { Telemetry } from './telemetry';
 /** How long an instance seen registered is remembered: past expireAfter's 720 h default, refreshed each run. */
 export const REGISTERED_MEMORY_TTL_MS = 31 * 24 * 60 * 60 * 1000;
 
-export interface GcDeps extends Telemetry, EmptinessDeps {
+export interface GcDeps extends Telemetry, ConsolidationDeps {
   cluster: string;
   region: string;
   nodePools: NodePool[];
   nodeClasses: EC2NodeClass[];
   instances: Pick<ClaimInstances, 'live' | 'byIds' | 'terminate'>;
-  kube: EmptinessDeps['kube'] & Pick<KubeClient, 'listNodes' | 'deleteNode' | 'patchNode'>;
-  state: EmptinessDeps['state'] &
+  kube: ConsolidationDeps['kube'] & Pick<KubeClient, 'listNodes' | 'deleteNode' | 'patchNode'>;
+  state: ConsolidationDeps['state'] &
     Pick<FullStateStore, 'drains' | 'deleteDrain' | 'rememberRegistered' | 'registeredInstances' | 'forgetRegistered'>;
   launchTemplates: Pick<ClusterLaunchTemplates, 'list' | 'delete'>;
   instanceProfiles: Pick<ClusterInstanceProfiles, 'list' | 'delete'>;
@@ -51,6 +53,7 @@ export interface GcReport {
   deleted: GcVerdict[];
   failed: { resource: string; id: string; error: string }[];
   emptiness: EmptinessReport;
+  consolidation: ConsolidationReport;
 }
 
 async function act(deps: GcDeps, report: GcReport, verdict: GcVerdict, run: () => Promise<void>): Promise<void> {
@@ -162,6 +165,7 @@ export async function runGarbageCollection(deps: GcDeps): Promise<GcReport> {
     deleted: [],
     failed: [],
     emptiness: { marked: [], cleared: [], disrupted: [], blocked: [], finished: [] },
+    consolidation: { executed: false, considered: 0 },
   };
   const part = async (name: string, run: () => Promise<void>) => {
     try {
@@ -188,5 +192,9 @@ export async function runGarbageCollection(deps: GcDeps): Promise<GcReport> {
       );
     });
   }
+  // After emptiness, on a fresh list: the nodes it just handed over count as disrupting.
+  await part('consolidation', async () => {
+    report.consolidation = await runConsolidation(deps);
+  });
   return report;
 }

@@ -48,7 +48,14 @@ describe('Provisioner: gc function', () => {
     });
     const reads = statements.find((s) => s.Sid === 'AllowRegionalReadActions');
     expect(reads).toMatchObject({
-      Action: ['ec2:DescribeInstances', 'ec2:DescribeLaunchTemplates'],
+      Action: [
+        'ec2:DescribeAvailabilityZones',
+        'ec2:DescribeInstances',
+        'ec2:DescribeInstanceTypeOfferings',
+        'ec2:DescribeInstanceTypes',
+        'ec2:DescribeLaunchTemplates',
+        'ec2:DescribeSpotPriceHistory',
+      ],
       Resource: '*',
       Condition: { StringEquals: { 'aws:RequestedRegion': { Ref: 'AWS::Region' } } },
     });

@@ -79,6 +79,7 @@ function setup() {
         deletedProfiles.push(p.name);
       },
     },
+    instanceTypes: async () => ({ byNodePool: {}, priceSource: 'test' }),
     isEvictable,
     clock: () => NOW,
     log,

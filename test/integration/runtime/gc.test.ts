@@ -84,13 +84,13 @@ function context(remainingMs: number): Context {
   return { getRemainingTimeInMillis: () => remainingMs, awsRequestId: 'req', functionName: 'fn' } as unknown as Context;
 }
 
-async function cluster(): Promise<Cluster> {
+async function cluster(pool: NodePool = nodePool): Promise<Cluster> {
   const account = motoAccount();
   await createStateTable(dynamoApi(account.dynamodb), 'karpless-state');
   const api = await FakeApiServer.start();
   const dir = mkdtempSync(join(tmpdir(), 'karpless-gc-'));
   const configFile = join(dir, 'karpless-config.json');
-  writeFileSync(configFile, JSON.stringify({ nodePools: [nodePool], nodeClasses: [nodeClass] }));
+  writeFileSync(configFile, JSON.stringify({ nodePools: [pool], nodeClasses: [nodeClass] }));
   let offset = 0;
   const runtime = buildRuntime({
     env: {
@@ -130,10 +130,11 @@ async function cluster(): Promise<Cluster> {
   return created;
 }
 
-async function launch(c: Cluster, tags: Record<string, string>): Promise<string> {
+async function launch(c: Cluster, tags: Record<string, string>, instanceType?: string): Promise<string> {
   const out = await c.account.ec2.send(
     new RunInstancesCommand({
       ImageId: 'ami-12c6146b',
+      ...(instanceType ? { InstanceType: instanceType as 'm5.large' } : {}),
       MinCount: 1,
       MaxCount: 1,
       TagSpecifications: [
@@ -350,5 +351,50 @@ describe('gc function against moto and the fake API server', () => {
     expect(next.emptiness.disrupted).toHaveLength(1);
     expect(deleting()).toHaveLength(1);
     expect(c.api.getNode('busy')?.metadata.deletionTimestamp).toBeUndefined();
+  });
+
+  it('consolidates: deletes a node whose pods fit on another, within the Underutilized budget', async () => {
+    const consolidating: NodePool = {
+      ...nodePool,
+      spec: {
+        ...nodePool.spec,
+        template: {
+          spec: {
+            ...nodePool.spec.template.spec,
+            requirements: [
+              { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+              { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
+            ],
+          },
+        },
+        disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s' },
+      },
+    };
+    const c = await cluster(consolidating);
+    for (const [i, claim] of ['general-jjjjj', 'general-kkkkk'].entries()) {
+      const id = await launch(c, ourTags(claim), 'm5.large');
+      const name = `ip-10-0-3-${i}.us-west-2.compute.internal`;
+      const n = registeredNode(name, id, { [KUBE.initializedLabel]: 'true' });
+      n.status = { allocatable: { cpu: '2', memory: '8Gi', pods: '110' } };
+      c.api.addNode(n);
+      c.api.addPod({
+        ...pod(`web-${i}`, { nodeName: name, cpu: '500m', owner: { kind: 'ReplicaSet', name: 'web' } }),
+        status: { phase: 'Running' },
+      });
+    }
+    const deleting = () =>
+      c.api
+        .nodes()
+        .filter((n) => n.metadata.deletionTimestamp !== undefined)
+        .map((n) => n.metadata.name);
+
+    const report = await c.gc();
+    expect(report.consolidation.executed).toBe(true);
+    expect(report.consolidation.command?.kind).toBe('delete');
+    expect(deleting()).toEqual([report.consolidation.command?.node]);
+    // The other node's pod has nowhere to go now: nothing more is consolidated.
+    const again = await c.gc();
+    expect(again.consolidation.executed).toBe(false);
+    expect(deleting()).toHaveLength(1);
   });
 });
