@@ -8,12 +8,10 @@
 import type { Node, Pod } from '../apis/core/v1';
 import { budgetLimit } from '../disruption/budgets';
 import { type ConsolidationCommand, planSingleNodeConsolidation } from '../disruption/consolidation';
-import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
 import type { ClusterNode } from '../disruption/plan';
 import type { KubeClient } from '../kube/types';
 import { noticeDaemonSetFromDaemonSet, podFromNoticeDaemonSet } from '../notice';
-import { errorMessage } from '../providers/aws-errors';
-import { EMPTY_RECORD_TTL_MS, type EmptinessDeps, handToTermination } from './gc-emptiness';
+import { disruptWithinBudget, EMPTY_RECORD_TTL_MS, type EmptinessDeps } from './gc-emptiness';
 import { instanceIdFromProviderID } from './instances';
 import { deletionTimestamp } from './objects';
 import type { ResolvedInstanceTypes } from './provision';
@@ -118,11 +116,11 @@ export async function runConsolidation(deps: ConsolidationDeps): Promise<Consoli
     savingsPerHour: command.savings,
     ...(command.kind === 'replace' ? { replacement: command.replacement.offering.instanceType } : {}),
   };
-  const outcome = plan.considered.find((c) => c.nodeName === candidate.nodeName)?.outcome ?? '';
+  const why = plan.considered.find((c) => c.nodeName === candidate.nodeName)?.outcome ?? '';
   if (command.kind === 'replace') {
     deps.log.info('consolidation would replace a node (not carried out by the gc function)', {
       node: candidate.nodeName,
-      detail: outcome,
+      detail: why,
     });
     return report;
   }
@@ -131,24 +129,17 @@ export async function runConsolidation(deps: ConsolidationDeps): Promise<Consoli
   const poolNodes = v.ours.filter((n) => n.instance.nodePool === candidate.nodePool).length;
   const limit = budgetLimit(pool, 'Underutilized', { nodes: poolNodes, now });
   const seen = v.disrupting.get(candidate.nodePool) ?? new Set<string>();
-  if (!(await reserveBudgetSlot(deps.state, limit, candidate.nodeName, seen))) return report;
-  try {
-    await handToTermination(deps, {
-      nodeName: candidate.nodeName,
-      instanceId: candidate.instanceId,
-      nodePool: candidate.nodePool,
-      reason: 'Underutilized',
-      detail: outcome,
-      replacements: [],
-      phase: 'draining',
-      startedAt: now,
-      expiresAt: now + EMPTY_RECORD_TTL_MS,
-    });
-    report.executed = true;
-  } catch (error) {
-    await deps.state.deleteDisruption(candidate.nodeName).catch(() => undefined);
-    await releaseBudgetSlot(deps.state, candidate.nodePool, candidate.nodeName).catch(() => undefined);
-    deps.log.error('consolidating a node failed, will retry', { node: candidate.nodeName, error: errorMessage(error) });
-  }
+  const outcome = await disruptWithinBudget(deps, limit, seen, {
+    nodeName: candidate.nodeName,
+    instanceId: candidate.instanceId,
+    nodePool: candidate.nodePool,
+    reason: 'Underutilized',
+    detail: why,
+    replacements: [],
+    phase: 'draining',
+    startedAt: now,
+    expiresAt: now + EMPTY_RECORD_TTL_MS,
+  });
+  report.executed = outcome === 'started';
   return report;
 }

@@ -12,11 +12,13 @@ import { budgetLimit } from '../disruption/budgets';
 import {
   decideEmptyDisruptions,
   EMPTY_SINCE_ANNOTATION,
+  type EmptinessStep,
   type EmptinessSubject,
   findEmptyNodes,
 } from '../disruption/emptiness';
 import { terminationGracePeriodMs } from '../disruption/expiration';
 import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
+import type { BudgetLimit } from '../disruption/types';
 import type { KubeClient } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
 import type { DisruptionRecord, FullStateStore } from '../providers/state';
@@ -137,6 +139,45 @@ export async function handToTermination(deps: EmptinessDeps, record: DisruptionR
   });
 }
 
+/**
+ * Takes a budget slot for the record's node (the ledger's conditional write), then hands the node
+ * to the termination flow. 'no-slot' when another invocation took the last one; a failure gives
+ * back what was taken, so the next run starts the node afresh instead of waiting on a record.
+ */
+export async function disruptWithinBudget(
+  deps: EmptinessDeps,
+  limit: BudgetLimit,
+  seen: Set<string>,
+  record: DisruptionRecord,
+): Promise<'started' | 'no-slot' | 'failed'> {
+  try {
+    if (!(await reserveBudgetSlot(deps.state, limit, record.nodeName, seen))) return 'no-slot';
+    seen.add(record.nodeName);
+    await handToTermination(deps, record);
+    return 'started';
+  } catch (error) {
+    await deps.state.deleteDisruption(record.nodeName).catch(() => undefined);
+    await releaseBudgetSlot(deps.state, record.nodePool, record.nodeName).catch(() => undefined);
+    deps.log.error('disrupting a node failed, will retry', {
+      node: record.nodeName,
+      reason: record.reason,
+      error: errorMessage(error),
+    });
+    return 'failed';
+  }
+}
+
+async function applySteps(deps: EmptinessDeps, steps: readonly EmptinessStep[], report: EmptinessReport) {
+  for (const step of steps) {
+    try {
+      await stamp(deps, step.nodeName, step.kind === 'mark' ? new Date(step.at).toISOString() : null);
+      (step.kind === 'mark' ? report.marked : report.cleared).push(step.nodeName);
+    } catch (error) {
+      deps.log.warn('stamping emptiness failed, will retry', { node: step.nodeName, error: errorMessage(error) });
+    }
+  }
+}
+
 /** One emptiness pass over the listed nodes. */
 export async function runEmptiness(deps: EmptinessDeps, nodes: readonly Node[]): Promise<EmptinessReport> {
   const report: EmptinessReport = { marked: [], cleared: [], disrupted: [], blocked: [], finished: [] };
@@ -157,14 +198,7 @@ export async function runEmptiness(deps: EmptinessDeps, nodes: readonly Node[]):
     nodePools: deps.nodePools,
     isEvictable: deps.isEvictable,
   });
-  for (const step of steps) {
-    try {
-      await stamp(deps, step.nodeName, step.kind === 'mark' ? new Date(step.at).toISOString() : null);
-      (step.kind === 'mark' ? report.marked : report.cleared).push(step.nodeName);
-    } catch (error) {
-      deps.log.warn('stamping emptiness failed, will retry', { node: step.nodeName, error: errorMessage(error) });
-    }
-  }
+  await applySteps(deps, steps, report);
   const decisions = decideEmptyDisruptions({ now, candidates, nodePools: deps.nodePools, poolSizes, disrupting });
   const instanceOf = new Map(
     subjects.map((s) => [s.node.metadata.name, instanceIdFromProviderID(s.node.spec?.providerID) ?? '']),
@@ -178,32 +212,21 @@ export async function runEmptiness(deps: EmptinessDeps, nodes: readonly Node[]):
     const seen = disrupting.get(candidate.nodePool) ?? new Set<string>();
     disrupting.set(candidate.nodePool, seen);
     const limit = budgetLimit(pool, 'Empty', { nodes: poolSizes.get(candidate.nodePool) ?? 0, now });
-    try {
-      if (!(await reserveBudgetSlot(deps.state, limit, candidate.nodeName, seen))) {
-        report.blocked.push({ node: candidate.nodeName, message: 'another invocation took the last budget slot' });
-        continue;
-      }
-      seen.add(candidate.nodeName);
-      await handToTermination(deps, {
-        nodeName: candidate.nodeName,
-        instanceId: instanceOf.get(candidate.nodeName) ?? '',
-        nodePool: candidate.nodePool,
-        reason: 'Empty',
-        detail: candidate.detail,
-        replacements: [],
-        phase: 'draining',
-        startedAt: now,
-        expiresAt: now + EMPTY_RECORD_TTL_MS,
-      });
+    const outcome = await disruptWithinBudget(deps, limit, seen, {
+      nodeName: candidate.nodeName,
+      instanceId: instanceOf.get(candidate.nodeName) ?? '',
+      nodePool: candidate.nodePool,
+      reason: 'Empty',
+      detail: candidate.detail,
+      replacements: [],
+      phase: 'draining',
+      startedAt: now,
+      expiresAt: now + EMPTY_RECORD_TTL_MS,
+    });
+    if (outcome === 'started') {
       report.disrupted.push({ node: candidate.nodeName, nodePool: candidate.nodePool, detail: candidate.detail });
-    } catch (error) {
-      // Undo what was taken so the next run starts this node afresh instead of waiting on a record.
-      await deps.state.deleteDisruption(candidate.nodeName).catch(() => undefined);
-      await releaseBudgetSlot(deps.state, candidate.nodePool, candidate.nodeName).catch(() => undefined);
-      deps.log.error('disrupting an empty node failed, will retry', {
-        node: candidate.nodeName,
-        error: errorMessage(error),
-      });
+    } else if (outcome === 'no-slot') {
+      report.blocked.push({ node: candidate.nodeName, message: 'another invocation took the last budget slot' });
     }
   }
   return report;
