@@ -12,6 +12,9 @@ import {
   DescribeAvailabilityZonesCommand,
   type DescribeAvailabilityZonesCommandInput,
   type DescribeAvailabilityZonesCommandOutput,
+  DescribeCapacityReservationsCommand,
+  type DescribeCapacityReservationsCommandInput,
+  type DescribeCapacityReservationsCommandOutput,
   DescribeImagesCommand,
   type DescribeImagesCommandInput,
   type DescribeImagesCommandOutput,
@@ -27,6 +30,9 @@ import {
   DescribeLaunchTemplatesCommand,
   type DescribeLaunchTemplatesCommandInput,
   type DescribeLaunchTemplatesCommandOutput,
+  DescribePlacementGroupsCommand,
+  type DescribePlacementGroupsCommandInput,
+  type DescribePlacementGroupsCommandOutput,
   DescribeSecurityGroupsCommand,
   type DescribeSecurityGroupsCommandInput,
   type DescribeSecurityGroupsCommandOutput,
@@ -83,6 +89,10 @@ export interface EC2Api {
   createLaunchTemplate(input: CreateLaunchTemplateCommandInput): Promise<CreateLaunchTemplateCommandOutput>;
   createFleet(input: CreateFleetCommandInput): Promise<CreateFleetCommandOutput>;
   describeInstances(input: DescribeInstancesCommandInput): Promise<DescribeInstancesCommandOutput>;
+  describeCapacityReservations(
+    input: DescribeCapacityReservationsCommandInput,
+  ): Promise<DescribeCapacityReservationsCommandOutput>;
+  describePlacementGroups(input: DescribePlacementGroupsCommandInput): Promise<DescribePlacementGroupsCommandOutput>;
 }
 
 export interface SSMApi {
@@ -126,6 +136,8 @@ export function ec2Api(client: Sender): EC2Api {
     createLaunchTemplate: (i) => client.send(new CreateLaunchTemplateCommand(i)),
     createFleet: (i) => client.send(new CreateFleetCommand(i)),
     describeInstances: (i) => client.send(new DescribeInstancesCommand(i)),
+    describeCapacityReservations: (i) => client.send(new DescribeCapacityReservationsCommand(i)),
+    describePlacementGroups: (i) => client.send(new DescribePlacementGroupsCommand(i)),
   };
 }
 
