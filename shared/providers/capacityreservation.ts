@@ -9,7 +9,9 @@ import type {
   CapacityReservation as EC2CapacityReservation,
   Filter,
 } from '@aws-sdk/client-ec2';
-import type { CapacityReservationSelectorTerm } from '../apis/v1/types';
+import type { CapacityReservationSelectorTerm, EC2NodeClass } from '../apis/v1/types';
+import { withReservedOfferings } from '../instancetypes/reserved';
+import type { InstanceType } from '../instancetypes/types';
 import { errorCode, isNotFound } from './aws-errors';
 import { type Clock, systemClock, TTLCache } from './clock';
 import { tagFilters } from './filters';
@@ -219,5 +221,24 @@ export class CapacityReservationProvider {
     }
     this.cache.set(key, out);
     return out;
+  }
+}
+
+/**
+ * The node class's instance types with an offering per reservation it selects. When EC2 cannot
+ * list them the types come back without (and the error with them): spot and on-demand still
+ * plan, and the node class's CapacityReservationsReady condition reports the failure.
+ */
+export async function withNodeClassReservations(
+  types: readonly InstanceType[],
+  nodeClass: EC2NodeClass,
+  provider: Pick<CapacityReservationProvider, 'list'>,
+): Promise<{ types: InstanceType[]; error?: unknown }> {
+  const terms = nodeClass.spec.capacityReservationSelectorTerms ?? [];
+  if (terms.length === 0) return { types: [...types] };
+  try {
+    return { types: withReservedOfferings(types, (await provider.list(terms)).reservations) };
+  } catch (error) {
+    return { types: [...types], error };
   }
 }

@@ -21,6 +21,7 @@ import { registrationLabels, requirementLabels } from '../nodeclaim';
 import { noticeDaemonSetFromDaemonSet, noticePodFromPod, splitNotice } from '../notice';
 import type { PodsUnschedulableDetail } from '../notice/types';
 import { AMIProvider } from '../providers/ami';
+import { CapacityReservationProvider, withNodeClassReservations } from '../providers/capacityreservation';
 import type { Clock, Sleep } from '../providers/clock';
 import { realSleep, systemClock } from '../providers/clock';
 import { type Cluster, ClusterProvider } from '../providers/cluster';
@@ -31,6 +32,7 @@ import { InstanceLauncher } from '../providers/instance';
 import { InstanceProfileProvider } from '../providers/instanceprofile';
 import { InstanceTypeProvider } from '../providers/instancetype';
 import { LaunchTemplateProvider } from '../providers/launchtemplate';
+import { PlacementGroupProvider } from '../providers/placementgroup';
 import { ec2Api, eksApi, iamApi, ssmApi } from '../providers/ports';
 import { applyPrices, describePrices, onDemandPriceLookup, PricingProvider, pricingApi } from '../providers/pricing';
 import { SecurityGroupProvider } from '../providers/securitygroup';
@@ -200,7 +202,11 @@ function nodePoolOf(runtime: Runtime, name: string) {
 }
 
 /** Instance types per NodePool with live prices (bundled → Pricing API and spot history, cached). */
-function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () => Promise<ResolvedInstanceTypes> {
+function instanceTypeSource(
+  runtime: Runtime,
+  telemetry: Telemetry,
+  reservations?: CapacityReservationProvider,
+): () => Promise<ResolvedInstanceTypes> {
   const pricing = new PricingProvider({
     region: runtime.settings.region,
     ...(runtime.clients.pricing ? { pricing: pricingApi(runtime.clients.pricing) } : {}),
@@ -229,6 +235,12 @@ function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () => Promi
       let resolved = byClass.get(ref);
       if (!resolved) {
         resolved = resolveInstanceTypes(catalog, nodeClass);
+        if (reservations) {
+          const reserved = await withNodeClassReservations(resolved, nodeClass, reservations);
+          if (reserved.error)
+            telemetry.log.warn('capacity reservations', { nodeClass: ref, error: String(reserved.error) });
+          resolved = reserved.types;
+        }
         byClass.set(ref, resolved);
       }
       byNodePool[pool.metadata.name] = resolved;
@@ -242,18 +254,21 @@ export function provisionDeps(runtime: Runtime, telemetry: Telemetry): Provision
   const ec2 = ec2Api(clients.ec2);
   const clusterProvider = new ClusterProvider(eksApi(clients.eks));
   let cluster: Promise<Cluster> | undefined;
+  // One provider for planning, readiness and launch, so launches count down what planning offered.
+  const reservations = new CapacityReservationProvider(ec2, { clock });
   const launcher = new InstanceLauncher({
     ec2,
     launchTemplates: new LaunchTemplateProvider(ec2, clock),
     unavailable: new StateUnavailableOfferings(runtime.state, clock),
     clusterName: settings.cluster,
     region: settings.region,
+    reservations,
   });
   return {
     ...telemetry,
     cluster: settings.cluster,
     nodePools: runtime.config.nodePools,
-    instanceTypes: instanceTypeSource(runtime, telemetry),
+    instanceTypes: instanceTypeSource(runtime, telemetry, reservations),
     instances: runtime.instances,
     state: runtime.state,
     launcher: new AwsClaimLauncher({
@@ -273,6 +288,8 @@ export function provisionDeps(runtime: Runtime, telemetry: Telemetry): Provision
           clusterName: settings.cluster,
           region: settings.region,
         }),
+        capacityReservations: reservations,
+        placementGroups: new PlacementGroupProvider(ec2, { clock }),
       },
       launcher,
       clock,

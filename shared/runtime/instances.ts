@@ -56,7 +56,12 @@ function claimInstance(instance: Instance, cluster: string): ClaimInstance | und
     nodeClass: tagValue(instance, TAG.nodeClass) ?? '',
     instanceType: instance.InstanceType ?? '',
     zone: instance.Placement?.AvailabilityZone ?? '',
-    capacityType: instance.InstanceLifecycle === 'spot' ? 'spot' : 'on-demand',
+    // Only reserved launches target a reservation (the others send preference "none").
+    capacityType: instance.CapacityReservationId
+      ? 'reserved'
+      : instance.InstanceLifecycle === 'spot'
+        ? 'spot'
+        : 'on-demand',
     state: instance.State?.Name ?? 'unknown',
     ...(instance.LaunchTime ? { launchTime: new Date(instance.LaunchTime).getTime() } : {}),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),

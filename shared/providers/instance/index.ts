@@ -115,6 +115,8 @@ const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped'];
 const DEAD_STATES = new Set(['shutting-down', 'terminated']);
 
 function capacityTypeOf(instance: Instance): CapacityType {
+  // Only reserved launches target a reservation (the others send preference "none").
+  if (instance.CapacityReservationId) return 'reserved';
   return instance.InstanceLifecycle === 'spot' ? 'spot' : 'on-demand';
 }
 
