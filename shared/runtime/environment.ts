@@ -328,6 +328,7 @@ export function claimKnowledge(
         instanceType: type ?? { labels: { 'node.kubernetes.io/instance-type': instance.instanceType } },
         zone: instance.zone,
         capacityType: instance.capacityType,
+        ...(instance.reservation ? { reservation: instance.reservation } : {}),
       };
       return registrationLabels({ labels: claimLabels }, launched as Parameters<typeof registrationLabels>[1]);
     },

@@ -27,6 +27,8 @@ export interface ClaimInstance {
   instanceType: string;
   zone: string;
   capacityType: CapacityType;
+  /** Reserved instances: the capacity reservation it runs in, and whether that is a capacity block. */
+  reservation?: { id: string; type: 'default' | 'capacity-block' };
   /** pending, running, stopping, stopped, shutting-down, terminated. */
   state: string;
   /** Epoch ms. */
@@ -62,6 +64,14 @@ function claimInstance(instance: Instance, cluster: string): ClaimInstance | und
       : instance.InstanceLifecycle === 'spot'
         ? 'spot'
         : 'on-demand',
+    ...(instance.CapacityReservationId
+      ? {
+          reservation: {
+            id: instance.CapacityReservationId,
+            type: instance.InstanceLifecycle === 'capacity-block' ? ('capacity-block' as const) : ('default' as const),
+          },
+        }
+      : {}),
     state: instance.State?.Name ?? 'unknown',
     ...(instance.LaunchTime ? { launchTime: new Date(instance.LaunchTime).getTime() } : {}),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
