@@ -344,4 +344,57 @@ describe('capacity reservations and placement groups on moto', () => {
     const data = await templateData(account, templateNames(s.fleets[0])[0] ?? '');
     expect(data?.Placement?.GroupId).toBe('pg-0abc123');
   });
+  it('skips a zone where the spread group is at its limit and launches in the other', async () => {
+    await clearFaults(account);
+    await injectFault(account, {
+      action: 'DescribePlacementGroups',
+      status: 200,
+      body: PLACEMENT_GROUPS_BODY,
+      contains: 'critical',
+      times: -1,
+    });
+    // Worded as an unverified guess at EC2's text; the launcher matches placement group + spread + limit.
+    await injectFault(account, {
+      action: 'CreateFleet',
+      status: 200,
+      body: createFleetErrorBody(
+        ['c5.large', 'm5.large', 'm5.xlarge'].map((instanceType) => ({
+          instanceType,
+          zone: 'us-west-2a',
+          code: 'InsufficientInstanceCapacity',
+          message: 'The spread placement group has reached its limit of instances per Availability Zone.',
+        })),
+      ),
+      times: 1,
+    });
+    const s = await setup(account, {
+      capacityReservationSelectorTerms: [],
+      placementGroupSelector: { name: 'critical' },
+    });
+    const onDemand: NodePool = {
+      ...nodePool,
+      spec: {
+        template: {
+          spec: {
+            ...nodePool.spec.template.spec,
+            requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
+          },
+        },
+      },
+    };
+    const planned = solve({
+      pods: pods('spread-limit', 1, { cpu: '500m' }),
+      nodePools: [onDemand],
+      instanceTypes: { reserved: s.instanceTypes },
+    });
+    const [claim] = planned.nodeClaims;
+    if (!claim) throw new Error('no claim planned');
+    const launched = await s.claims.launch({ nodeClaimName: 'spread-limit', nodePool: onDemand, claim });
+    expect(launched.zone).toBe('us-west-2b');
+    const zones = s.fleets.map(
+      (f) =>
+        new Set((f.LaunchTemplateConfigs ?? []).flatMap((c) => (c.Overrides ?? []).map((o) => o.AvailabilityZone))),
+    );
+    expect(zones.map((z) => [...z].sort())).toEqual([['us-west-2a', 'us-west-2b'], ['us-west-2b']]);
+  });
 });
