@@ -1,10 +1,13 @@
 import type { CapacityReservation as EC2CapacityReservation } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
+import type { EC2NodeClass } from '../../shared/apis/v1/types';
+import type { InstanceType } from '../../shared/instancetypes/types';
 import {
   CapacityReservationProvider,
   capacityReservationFromEC2,
   capacityReservationQueries,
   describeCapacityReservationsInput,
+  withNodeClassReservations,
 } from '../../shared/providers/capacityreservation';
 import type { EC2Api } from '../../shared/providers/ports';
 import { awsError, fakeClock, recordingFake } from './fakes';
@@ -181,3 +184,53 @@ describe('CapacityReservationProvider', () => {
     );
   });
 });
+
+describe('withNodeClassReservations', () => {
+  const nodeClass = (terms?: { id: string }[]) =>
+    ({ spec: terms ? { capacityReservationSelectorTerms: terms } : {} }) as unknown as EC2NodeClass;
+  const m5: InstanceType = {
+    name: 'p5.48xlarge',
+    labels: {},
+    capacity: {},
+    overhead: { kubeReserved: {}, systemReserved: {}, evictionThreshold: {} },
+    allocatable: {},
+    offerings: [{ zone: 'us-west-2a', capacityType: 'on-demand', price: 98.32, available: true }],
+    info: {} as InstanceType['info'],
+  };
+
+  it('adds the offerings of the reservations the node class selects', async () => {
+    const { provider: p } = providerOf([ec2Reservation()]);
+    const { types, error } = await withNodeClassReservations([m5], nodeClass([{ id: 'cr-1' }]), p);
+    expect(error).toBeUndefined();
+    expect(types[0]?.offerings.map((o) => `${o.capacityType}:${o.reservationId ?? ''}`)).toEqual([
+      'on-demand:',
+      'reserved:cr-1',
+    ]);
+  });
+
+  it('leaves the types alone, without a call, for a node class without terms', async () => {
+    const { provider: p, ec2 } = providerOf([ec2Reservation()]);
+    expect((await withNodeClassReservations([m5], nodeClass(), p)).types).toEqual([m5]);
+    expect(ec2.calls).toHaveLength(0);
+  });
+
+  it('returns the types without reservations and the error when EC2 cannot list them', async () => {
+    const ec2 = recordingFake<EC2Api>({
+      describeCapacityReservations: () => {
+        throw awsError('UnauthorizedOperation');
+      },
+    });
+    const { types, error } = await withNodeClassReservations(
+      [m5],
+      nodeClass([{ id: 'cr-1' }]),
+      new CapacityReservationProvider(ec2),
+    );
+    expect(types).toEqual([m5]);
+    expect(String(error)).toContain('UnauthorizedOperation');
+  });
+});
+
+function providerOf(reservations: EC2CapacityReservation[]) {
+  const ec2 = recordingFake<EC2Api>({ describeCapacityReservations: () => ({ CapacityReservations: reservations }) });
+  return { ec2, provider: new CapacityReservationProvider(ec2, { clock: fakeClock(NOW) }) };
+}
