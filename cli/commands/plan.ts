@@ -10,6 +10,7 @@ import { loadBuiltInCatalog, readCatalogFile } from '../../shared/instancetypes/
 import { type ReservedCapacity, withReservedOfferings } from '../../shared/instancetypes/reserved';
 import { resolveInstanceTypes } from '../../shared/instancetypes/resolve';
 import type { Catalog, InstanceType } from '../../shared/instancetypes/types';
+import { settleReservations } from '../../shared/launch/reservations';
 import { podKey, type SchedulingResult, solve } from '../../shared/scheduling';
 import { collectWorkloads, toExistingNodes } from '../../shared/workloads';
 import { type Command, flagValue, flagValues, type IO, type ParsedArgs, parseArgs, UsageError } from '../command';
@@ -174,21 +175,16 @@ export function reservationNotes(
   return notes;
 }
 
-/**
- * The plan counts no reservation down (the packer does not), so it can put more claims on one than
- * it holds; the launch gives the rest the NodePool's next capacity type, and so does --requests.
- */
-export function overbookedNotes(result: SchedulingResult, reservations: readonly ReservedCapacity[]): string[] {
-  const planned = new Map<string, number>();
-  for (const c of result.nodeClaims) {
-    const id = c.offering.capacityType === 'reserved' ? c.offering.reservationId : undefined;
-    if (id) planned.set(id, (planned.get(id) ?? 0) + 1);
-  }
+/** Claims left on a reservation past its count because their NodePool allows nothing else. */
+export function overbookedNotes(
+  overbooked: Record<string, number>,
+  reservations: readonly ReservedCapacity[],
+): string[] {
   return reservations.flatMap((r) => {
-    const n = planned.get(r.id) ?? 0;
-    return n > r.availableInstanceCount
+    const n = overbooked[r.id] ?? 0;
+    return n > 0
       ? [
-          `${n} NodeClaims are planned onto ${r.id}, which holds ${r.availableInstanceCount}: the launch gives the other ${n - r.availableInstanceCount} the NodePool's next capacity type (spot, then on-demand); --requests shows it`,
+          `${n} more NodeClaim${n === 1 ? '' : 's'} planned onto ${r.id} than it holds (${r.availableInstanceCount}), and the NodePool allows no other capacity type: ${n === 1 ? 'its launch fails' : 'their launches fail'} until the reservation frees up`,
         ]
       : [];
   });
@@ -319,17 +315,20 @@ export const planCommand: Command = {
     }
     for (const note of reservationNotes(reservations, catalog, nodeClasses)) io.stderr.write(`note: ${note}\n`);
 
-    const result = solve({
-      pods: workloads.pending,
-      nodePools,
-      instanceTypes: resolved.instanceTypes,
-      daemonSets: workloads.daemonSets,
-      existingNodes: existing.existingNodes,
-    });
+    const settled = settleReservations(
+      solve({
+        pods: workloads.pending,
+        nodePools,
+        instanceTypes: resolved.instanceTypes,
+        daemonSets: workloads.daemonSets,
+        existingNodes: existing.existingNodes,
+      }),
+    );
+    const result = settled.result;
     // Only the price caveat matters for reading a plan; where the catalog came from does not.
     for (const note of (catalog.notes ?? []).filter((n) => /spot/i.test(n))) io.stderr.write(`note: ${note}\n`);
     io.stdout.write(json ? `${JSON.stringify(planToJSON(result), null, 2)}\n` : formatPlan(result));
-    for (const note of overbookedNotes(result, reservations)) io.stderr.write(`note: ${note}\n`);
+    for (const note of overbookedNotes(settled.overbooked, reservations)) io.stderr.write(`note: ${note}\n`);
     const requestsDir = flagValue(parsed, '--requests');
     if (requestsDir !== undefined) {
       const written = writePlannedRequests(

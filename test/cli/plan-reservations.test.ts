@@ -88,12 +88,13 @@ describe('karpless plan --capacity-reservation', () => {
       nodeClaims: { offering: { capacityType: string; zone: string; reservationId?: string } }[];
     };
     expect(plan.nodeClaims).toHaveLength(3);
-    for (const claim of plan.nodeClaims) {
-      expect(claim.offering).toMatchObject({ capacityType: 'reserved', zone: 'us-east-1a', reservationId: 'cr-0abc' });
-    }
-    expect(result.stderr).toContain(
-      'note: 3 NodeClaims are planned onto cr-0abc, which holds 2: the launch gives the other 1 the NodePool',
-    );
+    // Two claims fit the reservation; the third gets the NodePool's next capacity type, spot.
+    expect(plan.nodeClaims.map((c) => c.offering)).toEqual([
+      expect.objectContaining({ capacityType: 'reserved', zone: 'us-east-1a', reservationId: 'cr-0abc' }),
+      expect.objectContaining({ capacityType: 'reserved', zone: 'us-east-1a', reservationId: 'cr-0abc' }),
+      expect.objectContaining({ capacityType: 'spot' }),
+    ]);
+    expect(result.stderr).not.toContain('than it holds');
 
     const fleets = [1, 2, 3].map((n) =>
       readJSON<CreateFleetCommandInput>(join(out, `reserved-plan-${n}`, 'create-fleet.json')),
@@ -136,7 +137,25 @@ describe('karpless plan --capacity-reservation', () => {
     ]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/reserved\s+m5\.large\s+reserved \(cr-0abc\)\s+us-east-1a\s+1/);
-    expect(result.stderr).not.toContain('planned onto');
+    expect(result.stderr).not.toContain('than it holds');
+  });
+
+  it('keeps claims on a full reservation, with a note, when the NodePool allows nothing else', async () => {
+    const reservedOnly = join(dir, 'reserved-only.yaml');
+    writeFileSync(reservedOnly, MANIFESTS.replace('values: [reserved, spot, on-demand]', 'values: [reserved]'));
+    const result = await inProcess([
+      'plan',
+      '--manifests',
+      reservedOnly,
+      '--pods',
+      pods,
+      '--capacity-reservation',
+      'cr-0abc=us-east-1a:m5.large:2',
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      'note: 1 more NodeClaim planned onto cr-0abc than it holds (2), and the NodePool allows no other capacity type: its launch fails until the reservation frees up',
+    );
   });
 
   it('notes a reservation nothing selects, or the catalog cannot offer, and plans without it', async () => {
