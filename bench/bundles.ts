@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { BUNDLE_OPTIONS, MAX_BUNDLE_BYTES } from '../infra/bundling';
+import { BUNDLE_OPTIONS, bundleAliases, MAX_BUNDLE_BYTES } from '../infra/bundling';
 import { CONFIG_FILE_NAME, ENV } from '../shared/contracts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -64,6 +64,7 @@ export async function measureBundles(): Promise<BundleFigures[]> {
         target: BUNDLE_OPTIONS.target,
         platform: BUNDLE_OPTIONS.platform,
         banner: { js: BUNDLE_OPTIONS.banner },
+        alias: { ...bundleAliases() },
         entryPoints: [join(lambdas, name, 'handler.ts')],
         bundle: true,
         outfile,

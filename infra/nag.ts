@@ -69,7 +69,7 @@ function defaultPolicy(fn: { role?: IConstruct | undefined }): IConstruct | unde
 /** Acknowledges the accepted findings; returns what it acknowledged, so a test can find any that match nothing. */
 export function acknowledgeNagFindings(provisioner: Provisioner): NagAcknowledgement[] {
   const made: NagAcknowledgement[] = [];
-  for (const f of [provisioner.watcher, provisioner.provision, provisioner.interruption]) {
+  for (const f of [provisioner.watcher, provisioner.provision, provisioner.interruption, provisioner.drift]) {
     acknowledge(
       made,
       f.function.role,
@@ -86,8 +86,10 @@ export function acknowledgeNagFindings(provisioner: Provisioner): NagAcknowledge
       'terminating and re-tagging instances requires the kubernetes.io/cluster/<cluster>=owned resource tag',
     );
   }
-  for (const [finding, reason] of Object.entries(LAUNCH_WILDCARDS)) {
-    acknowledge(made, defaultPolicy(provisioner.provision.function), finding, reason);
+  for (const launching of [provisioner.provision, provisioner.drift]) {
+    for (const [finding, reason] of Object.entries(LAUNCH_WILDCARDS)) {
+      acknowledge(made, defaultPolicy(launching.function), finding, reason);
+    }
   }
   for (const role of provisioner.nodeRoles) {
     for (const policy of NODE_POLICIES) {

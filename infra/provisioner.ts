@@ -1,6 +1,7 @@
 // The Provisioner construct: everything karpless deploys for one cluster. The watcher lists pending
 // pods and registers nodes; the provision function turns notices into instances; the interruption
-// function drains what AWS is about to take away. Manifests are validated while this constructs, so
+// function drains what AWS is about to take away; the drift function replaces drifted and expired
+// nodes within their NodePools' disruption budgets. Manifests are validated while this constructs, so
 // a bad NodePool fails `cdk synth`, never a Lambda at night.
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -63,6 +64,14 @@ export interface ProvisionerProps {
    * @default Duration.minutes(1)
    */
   readonly watcherInterval?: Duration;
+  /**
+   * How often the drift function re-resolves every EC2NodeClass (AMIs, subnets, security groups)
+   * and moves drifted and expired nodes through their budgeted replacement. An `EC2 AMI State
+   * Change` event of the account also starts a run; AWS's own AMI releases raise no event, so this
+   * schedule is what notices them.
+   * @default Duration.minutes(5)
+   */
+  readonly driftInterval?: Duration;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /**
@@ -84,6 +93,22 @@ const LAMBDAS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'lamb
 const INTERRUPTION_TIMEOUT = Duration.seconds(20);
 const PROVISION_TIMEOUT = Duration.minutes(2);
 const WATCHER_TIMEOUT = Duration.seconds(60);
+const DRIFT_TIMEOUT = Duration.minutes(2);
+
+/** The EC2 describes of the launch path (node-class resolution, instance types, prices, fleet). */
+const LAUNCH_READS = [
+  'DescribeAvailabilityZones',
+  'DescribeCapacityReservations',
+  'DescribeImages',
+  'DescribeInstances',
+  'DescribeInstanceTypeOfferings',
+  'DescribeInstanceTypes',
+  'DescribeLaunchTemplates',
+  'DescribePlacementGroups',
+  'DescribeSecurityGroups',
+  'DescribeSpotPriceHistory',
+  'DescribeSubnets',
+];
 
 /** EKS: 1–100 characters, a letter or digit first, then letters, digits, hyphens and underscores. */
 const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
@@ -97,6 +122,7 @@ export class Provisioner extends Construct {
   readonly watcher: KarplessFunction;
   readonly provision: KarplessFunction;
   readonly interruption: KarplessFunction;
+  readonly drift: KarplessFunction;
   readonly nodeRoles: IRole[];
   readonly observability: Observability;
 
@@ -145,17 +171,20 @@ export class Provisioner extends Construct {
         memorySizeMiB,
         environment: { ...environment, ...extra },
         logRetention,
-        // Two watchers at once would put every notice twice; the next run picks up anything missed.
-        ...(fnId === 'Watcher' ? { reservedConcurrency: 1 } : {}),
+        // Two watchers at once would put every notice twice; two drift runs would race for the same
+        // budget slots (the ledger keeps them within budget, but one run at a time keeps it simple).
+        ...(fnId === 'Watcher' || fnId === 'Drift' ? { reservedConcurrency: 1 } : {}),
       });
     this.watcher = fn('Watcher', WATCHER_TIMEOUT, 512);
     this.provision = fn('Provision', PROVISION_TIMEOUT, 1024);
     this.interruption = fn('Interruption', INTERRUPTION_TIMEOUT, 512, {
       [ENV.rebalanceAction]: props.rebalanceAction ?? 'record',
     });
+    this.drift = fn('Drift', DRIFT_TIMEOUT, 1024);
 
     this.grantPermissions(clusterName);
     this.wireEvents(props.watcherInterval ?? Duration.minutes(1));
+    this.wireDrift(props.driftInterval ?? Duration.minutes(5));
     this.createAccessEntries(clusterName, props.nodeAccessEntries ?? true);
 
     this.observability = new Observability(this, 'Observability', {
@@ -164,6 +193,7 @@ export class Provisioner extends Construct {
         Watcher: this.watcher.function,
         Provision: this.provision.function,
         Interruption: this.interruption.function,
+        Drift: this.drift.function,
       },
       queues: { Provision: this.queues.provisionQueue, Interruption: this.queues.interruptionQueue },
       deadLetterQueues: {
@@ -202,30 +232,20 @@ export class Provisioner extends Construct {
 
   private grantPermissions(clusterName: string): void {
     const noticeBus = this.queues.noticeBus;
-    for (const f of [this.watcher, this.provision, this.interruption]) {
+    for (const f of [this.watcher, this.provision, this.interruption, this.drift]) {
       this.table.grantReadWriteData(f.function);
       noticeBus.grantPutEventsTo(f.function);
       f.function.addToRolePolicy(clusterDiscovery(clusterName));
     }
     const nodeRoleArns = this.nodeRoles.map((r) => r.roleArn);
-    for (const statement of launchStatements({ clusterName, nodeRoleArns })) {
-      this.provision.function.addToRolePolicy(statement);
+    // The drift function launches replacements through the same path as the provision function.
+    for (const launching of [this.provision, this.drift]) {
+      for (const statement of launchStatements({ clusterName, nodeRoleArns })) {
+        launching.function.addToRolePolicy(statement);
+      }
+      launching.function.addToRolePolicy(regionalReads(LAUNCH_READS));
     }
-    this.provision.function.addToRolePolicy(
-      regionalReads([
-        'DescribeAvailabilityZones',
-        'DescribeCapacityReservations',
-        'DescribeImages',
-        'DescribeInstances',
-        'DescribeInstanceTypeOfferings',
-        'DescribeInstanceTypes',
-        'DescribeLaunchTemplates',
-        'DescribePlacementGroups',
-        'DescribeSecurityGroups',
-        'DescribeSpotPriceHistory',
-        'DescribeSubnets',
-      ]),
-    );
+
     this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances']));
     this.watcher.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));
     this.watcher.function.addToRolePolicy(scopedInstanceTagging(clusterName));
@@ -252,6 +272,21 @@ export class Provisioner extends Construct {
     });
   }
 
+  private wireDrift(driftInterval: Duration): void {
+    const target = new LambdaFunction(this.drift.function, { retryAttempts: 0, maxEventAge: Duration.minutes(5) });
+    new Rule(this, 'DriftSchedule', {
+      description: 'karpless drift: re-resolve node classes, replace drifted and expired nodes within budgets',
+      schedule: Schedule.rate(driftInterval),
+      // A missed run is not retried: the next scheduled one re-reads everything.
+      targets: [target],
+    });
+    new Rule(this, 'AmiStateChangeRule', {
+      description: 'karpless drift: an AMI of this account became available',
+      eventPattern: { source: ['aws.ec2'], detailType: ['EC2 AMI State Change'], detail: { State: ['available'] } },
+      targets: [target],
+    });
+  }
+
   private createAccessEntries(clusterName: string, nodeEntries: boolean): void {
     if (nodeEntries) {
       const windows = this.configuration.nodeClasses.some((c) => resolveAMIFamily(c)?.startsWith('Windows'));
@@ -265,7 +300,7 @@ export class Provisioner extends Construct {
         }
       });
     }
-    for (const f of [this.watcher, this.interruption]) {
+    for (const f of [this.watcher, this.interruption, this.drift]) {
       const role = f.function.role;
       if (!role) continue;
       new CfnAccessEntry(this, `${f.node.id}Access`, {

@@ -31,13 +31,10 @@ import { DETAIL_TYPE, ENV, EVENT_SOURCE, KUBE, METRICS_NAMESPACE } from '../../s
 import { dynamoApi } from '../../shared/providers/dynamo-port';
 import { DynamoStateStore } from '../../shared/providers/dynamostate';
 import { bundledSnapshot } from '../../shared/providers/pricing';
-import {
-  buildRuntime,
-  interruptionDeps,
-  provisionDeps,
-  type Runtime,
-  watcherDeps,
-} from '../../shared/runtime/environment';
+import { interruptionDeps } from '../../shared/runtime/deps/interruption';
+import { provisionDeps } from '../../shared/runtime/deps/provision';
+import { watcherDeps } from '../../shared/runtime/deps/watcher';
+import { buildRuntime, type Runtime } from '../../shared/runtime/environment';
 import { once, type Powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import type { Telemetry } from '../../shared/runtime/telemetry';

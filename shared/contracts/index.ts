@@ -77,6 +77,8 @@ export const METRIC = {
   interruptions: 'Interruptions',
   registrations: 'NodesRegistered',
   drains: 'NodesDrained',
+  /** Nodes handed to termination by a disruption (dimensions nodePool, reason: Drifted, Expired, …). */
+  disruptions: 'NodesDisrupted',
   unschedulablePods: 'UnschedulablePods',
   noticesPut: 'NoticesPut',
 } as const;

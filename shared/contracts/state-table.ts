@@ -29,6 +29,8 @@ export const STATE_ITEM = {
   drains: 'drain',
   /** pk `prices`, sk = region: the price snapshot (gzipped JSON, no TTL). */
   prices: 'prices',
+  /** pk `disruption`, sk = node name: a node being disrupted (replacements launched, drain pending). */
+  disruptions: 'disruption',
   /** pk `budget#<nodePool>`, sk = budget key: nodes being disrupted under one disruption budget. */
   budgetPrefix: 'budget#',
 } as const;

@@ -7,6 +7,7 @@
 import type { CreateFleetCommandInput, CreateLaunchTemplateCommandInput } from '@aws-sdk/client-ec2';
 import { LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TENANCY } from '../apis/v1/labels';
 import type { EC2NodeClass, NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../apis/v1/types';
+import { launchHashTags } from '../disruption/hash';
 import type { CapacityType, InstanceType, Offering } from '../instancetypes/types';
 import { allows, requirementIn } from '../scheduling/requirements';
 import {
@@ -255,12 +256,16 @@ export function planLaunch(claim: LaunchClaim, resolved: ResolvedNodeClass, opti
   const fleet = buildCreateFleetRequest({
     capacityType,
     overrides,
-    tags: instanceTags({
-      clusterName: options.clusterName,
-      nodePool: claim.nodePool.metadata.name,
-      nodeClass: claim.nodeClass,
-      nodeClaimName: claim.nodeClaimName,
-    }),
+    // The static drift hashes last: the drift check reads them back, so spec.tags cannot replace them.
+    tags: {
+      ...instanceTags({
+        clusterName: options.clusterName,
+        nodePool: claim.nodePool.metadata.name,
+        nodeClass: claim.nodeClass,
+        nodeClaimName: claim.nodeClaimName,
+      }),
+      ...launchHashTags(claim.nodePool, claim.nodeClass),
+    },
     clientToken: fleetClientToken(claim.nodeClaimName, overrides, options.tokenSalt),
     ...(claim.nodeClass.spec.context ? { context: claim.nodeClass.spec.context } : {}),
     ...(reservation ? { reservation } : {}),

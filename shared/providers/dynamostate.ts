@@ -15,7 +15,14 @@ import { errorCode, errorMessage } from './aws-errors';
 import { type Clock, systemClock } from './clock';
 import type { DynamoApi } from './dynamo-port';
 import { liveHolders } from './memorystate';
-import type { DrainRecord, FullStateStore, Nomination, PriceSnapshot, UnavailableOfferingRecord } from './state';
+import type {
+  DisruptionRecord,
+  DrainRecord,
+  FullStateStore,
+  Nomination,
+  PriceSnapshot,
+  UnavailableOfferingRecord,
+} from './state';
 
 type Item = Record<string, AttributeValue>;
 type Key = { pk: string; sk: string };
@@ -283,11 +290,35 @@ export class DynamoStateStore implements FullStateStore {
   }
 
   private drainOf(item: Item): DrainRecord {
+    return this.recordOf<DrainRecord>(item, 'drain');
+  }
+
+  private recordOf<T>(item: Item, kind: string): T {
     try {
-      return JSON.parse(str(item, 'record')) as DrainRecord;
+      return JSON.parse(str(item, 'record')) as T;
     } catch (error) {
-      throw new StateTableError(this.tableName, 'reading the record attribute', `drain/${str(item, 'sk')}`, error);
+      throw new StateTableError(this.tableName, 'reading the record attribute', `${kind}/${str(item, 'sk')}`, error);
     }
+  }
+
+  // --- disruptions -------------------------------------------------------------------------------
+
+  async putDisruption(record: DisruptionRecord): Promise<void> {
+    const key = { pk: STATE_ITEM.disruptions, sk: record.nodeName };
+    const item: Item = { ...keyOf(key), record: s(JSON.stringify(record)), ...expiry(record.expiresAt) };
+    await this.call('writing', key, () => this.dynamo.putItem({ TableName: this.tableName, Item: item }));
+  }
+
+  async disruptionRecords(): Promise<DisruptionRecord[]> {
+    const now = this.clock();
+    return (await this.queryPartition(STATE_ITEM.disruptions))
+      .filter((item) => num(item, 'expiresAtMs') > now)
+      .map((item) => this.recordOf<DisruptionRecord>(item, 'disruption'));
+  }
+
+  async deleteDisruption(nodeName: string): Promise<void> {
+    const key = { pk: STATE_ITEM.disruptions, sk: nodeName };
+    await this.call('deleting', key, () => this.dynamo.deleteItem({ TableName: this.tableName, Key: keyOf(key) }));
   }
 
   // --- prices ------------------------------------------------------------------------------------

@@ -6,7 +6,14 @@
 import type { CapacityType } from '../instancetypes/types';
 import { offeringKey } from '../launch/fleet';
 import { type Clock, systemClock } from './clock';
-import type { DrainRecord, FullStateStore, Nomination, PriceSnapshot, UnavailableOfferingRecord } from './state';
+import type {
+  DisruptionRecord,
+  DrainRecord,
+  FullStateStore,
+  Nomination,
+  PriceSnapshot,
+  UnavailableOfferingRecord,
+} from './state';
 
 interface Expiring {
   expiresAt: number;
@@ -19,6 +26,7 @@ export class InMemoryStateStore implements FullStateStore {
   private readonly once = new Map<string, Expiring>();
   private readonly unavailable = new Map<string, UnavailableOfferingRecord>();
   private readonly drainsByNode = new Map<string, DrainRecord>();
+  private readonly disruptionsByNode = new Map<string, DisruptionRecord>();
   private readonly prices = new Map<string, PriceSnapshot>();
   /** "nodePool\u0000budgetKey" → node name → expiresAt. */
   private readonly budgets = new Map<string, Map<string, number>>();
@@ -120,6 +128,21 @@ export class InMemoryStateStore implements FullStateStore {
       .filter((d) => this.live(d))
       .sort((a, b) => compare(a.nodeName, b.nodeName))
       .map((d) => structuredClone(d));
+  }
+
+  async putDisruption(record: DisruptionRecord): Promise<void> {
+    this.disruptionsByNode.set(record.nodeName, structuredClone(record));
+  }
+
+  async disruptionRecords(): Promise<DisruptionRecord[]> {
+    return [...this.disruptionsByNode.values()]
+      .filter((d) => this.live(d))
+      .sort((a, b) => compare(a.nodeName, b.nodeName))
+      .map((d) => structuredClone(d));
+  }
+
+  async deleteDisruption(nodeName: string): Promise<void> {
+    this.disruptionsByNode.delete(nodeName);
   }
 
   async getPrices(region: string): Promise<PriceSnapshot | undefined> {

@@ -27,6 +27,27 @@ export interface DrainRecord {
   expiresAt: number;
 }
 
+/**
+ * One node being disrupted (drift, expiration, emptiness, consolidation), from the decision until its
+ * drain started: the replacements launched first, so a later invocation can wait for them to register
+ * before the node drains, and a redelivered event finds the work already begun.
+ */
+export interface DisruptionRecord {
+  nodeName: string;
+  instanceId: string;
+  nodePool: string;
+  /** 'Drifted', 'Expired', 'Empty', 'Underutilized'. */
+  reason: string;
+  /** What made the node a candidate, for logs and the dry run ("AMIDrift: ami-1 → ami-2"). */
+  detail: string;
+  /** NodeClaims launched to take the node's pods; empty when the pods fit elsewhere. */
+  replacements: string[];
+  /** replacing: waiting for the replacements to register; draining: handed to the termination flow. */
+  phase: 'replacing' | 'draining';
+  startedAt: number;
+  expiresAt: number;
+}
+
 export interface PriceSnapshot {
   /** 'bundled', 'pricing-api', 'spot-price-history', or a combination joined by '+'. */
   source: string;
@@ -117,6 +138,12 @@ export interface StateLedgers {
   releaseDisruption(nodePool: string, budgetKey: string, nodeName: string): Promise<void>;
   /** Nodes holding a live slot of the budget, sorted. */
   disruptions(nodePool: string, budgetKey: string): Promise<string[]>;
+
+  /** Writes (or overwrites) the node's disruption record. */
+  putDisruption(record: DisruptionRecord): Promise<void>;
+  /** Live disruption records, sorted by node name. */
+  disruptionRecords(): Promise<DisruptionRecord[]>;
+  deleteDisruption(nodeName: string): Promise<void>;
 }
 
 export type FullStateStore = StateStore & StateLedgers;

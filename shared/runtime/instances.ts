@@ -10,6 +10,7 @@ import type {
   TerminateInstancesCommandOutput,
 } from '@aws-sdk/client-ec2';
 import { TAG } from '../contracts';
+import { HASH_TAG_KEYS } from '../disruption/hash';
 import type { CapacityType } from '../instancetypes/types';
 import { isNotFound } from '../providers/aws-errors';
 
@@ -35,6 +36,12 @@ export interface ClaimInstance {
   launchTime?: number;
   /** EKS nodes are usually named after it: a cheap first guess at the instance's Node. */
   privateDnsName?: string;
+  /** What the drift check compares with today's configuration (shared/disruption/drift.ts). */
+  imageId?: string;
+  subnetId?: string;
+  securityGroupIds?: string[];
+  /** The static drift hash tags the instance was launched with (shared/disruption/hash.ts), if any. */
+  hashTags?: Record<string, string>;
 }
 
 /** The instance id of an AWS providerID (`aws:///us-west-2a/i-0123…`), or undefined for any other. */
@@ -75,6 +82,22 @@ function claimInstance(instance: Instance, cluster: string): ClaimInstance | und
     state: instance.State?.Name ?? 'unknown',
     ...(instance.LaunchTime ? { launchTime: new Date(instance.LaunchTime).getTime() } : {}),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),
+    ...driftFields(instance),
+  };
+}
+
+function driftFields(instance: Instance): Partial<ClaimInstance> {
+  const hashTags: Record<string, string> = {};
+  for (const key of HASH_TAG_KEYS) {
+    const value = tagValue(instance, key);
+    if (value !== undefined) hashTags[key] = value;
+  }
+  const groups = (instance.SecurityGroups ?? []).flatMap((g) => (g.GroupId ? [g.GroupId] : []));
+  return {
+    ...(instance.ImageId ? { imageId: instance.ImageId } : {}),
+    ...(instance.SubnetId ? { subnetId: instance.SubnetId } : {}),
+    ...(groups.length > 0 ? { securityGroupIds: groups.sort() } : {}),
+    ...(Object.keys(hashTags).length > 0 ? { hashTags } : {}),
   };
 }
 

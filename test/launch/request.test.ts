@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeSelectorRequirementWithMinValues } from '../../shared/apis/v1/types';
+import { launchHashTags, NODECLASS_HASH_TAG, nodeClassHash } from '../../shared/disruption/hash';
 import type { InstanceType } from '../../shared/instancetypes/types';
 import { type LaunchClaim, planLaunch, type ResolvedNodeClass } from '../../shared/launch/request';
 import { instanceType, nodeClass, nodePool } from './fixtures';
@@ -42,6 +43,15 @@ function claim(
 const m5 = instanceType('m5.large', [{ zone: 'us-east-1a' }, { zone: 'us-east-1b' }]);
 
 describe('planLaunch', () => {
+  it('tags instances with the static drift hashes, which spec.tags cannot replace', () => {
+    const nc = nodeClass({ tags: { [NODECLASS_HASH_TAG]: 'mine' } });
+    const plan = planLaunch(claim([m5], [], { nodeClass: nc }), resolved, { clusterName: 'prod' });
+    const instance = plan.fleet.TagSpecifications?.find((t) => t.ResourceType === 'instance')?.Tags ?? [];
+    const tags = Object.fromEntries(instance.map((t) => [t.Key, t.Value]));
+    expect(tags).toMatchObject(launchHashTags(nodePool(), nc));
+    expect(tags[NODECLASS_HASH_TAG]).toBe(nodeClassHash(nc));
+  });
+
   it('builds templates and a fleet whose overrides use exactly those templates', () => {
     const plan = planLaunch(claim([m5]), resolved, { clusterName: 'prod' });
     expect(plan.capacityType).toBe('on-demand');

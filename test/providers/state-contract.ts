@@ -2,7 +2,16 @@
 // (memorystate.test.ts), DynamoStateStore against moto's DynamoDB (integration/providers/dynamostate.test.ts).
 
 import { describe, expect, it } from 'vitest';
-import type { DrainRecord, FullStateStore, Nomination, PriceSnapshot } from '../../shared/providers/state';
+import type { NodePool } from '../../shared/apis/v1/types';
+import { budgetLimit } from '../../shared/disruption/budgets';
+import { releaseBudgetSlot, reserveBudgetSlot } from '../../shared/disruption/ledger';
+import type {
+  DisruptionRecord,
+  DrainRecord,
+  FullStateStore,
+  Nomination,
+  PriceSnapshot,
+} from '../../shared/providers/state';
 import { fakeClock } from './fakes';
 
 export type FakeClock = ReturnType<typeof fakeClock>;
@@ -220,6 +229,81 @@ export function stateStoreContract(name: string, makeStore: (clock: FakeClock) =
       await store.releaseDisruption('default', 'b0', 'node-z');
       expect(await store.disruptions('default', 'b0')).toEqual(['node-c']);
       expect(await store.disruptions('none', 'b0')).toEqual([]);
+    });
+  });
+
+  describe(`${name}: disruption records`, () => {
+    it('keeps one record per node until deleted or expired', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const record = (nodeName: string, ttl: number): DisruptionRecord => ({
+        nodeName,
+        instanceId: `i-${nodeName}`,
+        nodePool: 'default',
+        reason: 'Drifted',
+        detail: 'AMIDrift: ami-1 → ami-2',
+        replacements: ['default-abcde'],
+        phase: 'replacing',
+        startedAt: clock(),
+        expiresAt: clock() + ttl,
+      });
+      await store.putDisruption(record('node-b', 10 * MINUTE));
+      await store.putDisruption(record('node-a', MINUTE));
+      await store.putDisruption({ ...record('node-b', 10 * MINUTE), phase: 'draining' });
+      expect((await store.disruptionRecords()).map((d) => [d.nodeName, d.phase])).toEqual([
+        ['node-a', 'replacing'],
+        ['node-b', 'draining'],
+      ]);
+      clock.advance(MINUTE);
+      expect((await store.disruptionRecords()).map((d) => d.nodeName)).toEqual(['node-b']);
+      await store.deleteDisruption('node-b');
+      await store.deleteDisruption('node-z');
+      expect(await store.disruptionRecords()).toEqual([]);
+    });
+  });
+
+  describe(`${name}: budget slots (shared/disruption/ledger)`, () => {
+    const pool = (nodes: string): NodePool => ({
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodePool',
+      metadata: { name: 'default' },
+      spec: {
+        template: {
+          spec: { requirements: [], nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'x' } },
+        },
+        disruption: { consolidateAfter: '0s', budgets: [{ nodes }] },
+      },
+    });
+
+    it('counts nodes disrupting without a slot against the limit, and frees released slots', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const limit = budgetLimit(pool('2'), 'Drifted', { nodes: 10, now: clock() });
+      expect(await reserveBudgetSlot(store, limit, 'node-a', ['node-deleted-by-hand'])).toBe(true);
+      expect(await reserveBudgetSlot(store, limit, 'node-b', ['node-deleted-by-hand'])).toBe(false);
+      expect(await reserveBudgetSlot(store, limit, 'node-a', ['node-deleted-by-hand'])).toBe(true);
+      expect(await reserveBudgetSlot(store, limit, 'node-b', [])).toBe(true);
+      await releaseBudgetSlot(store, 'default', 'node-a');
+      expect(await reserveBudgetSlot(store, limit, 'node-c', [])).toBe(true);
+      expect(await reserveBudgetSlot(store, limit, 'node-d', [])).toBe(false);
+    });
+
+    it('never lets parallel invocations exceed a 1-node budget, nor reasons with different limits share more', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const drifted = budgetLimit(pool('1'), 'Drifted', { nodes: 10, now: clock() });
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => reserveBudgetSlot(store, drifted, `node-${i}`, [])),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect(await store.disruptions('default', 'disrupting')).toHaveLength(1);
+      // A wider budget (another reason) counts the drifted holder too.
+      const empty = budgetLimit(pool('3'), 'Empty', { nodes: 10, now: clock() });
+      const more = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => reserveBudgetSlot(store, empty, `empty-${i}`, [])),
+      );
+      expect(more.filter(Boolean).length).toBeLessThanOrEqual(2);
+      expect((await store.disruptions('default', 'disrupting')).length).toBeLessThanOrEqual(3);
     });
   });
 

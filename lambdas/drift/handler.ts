@@ -1,0 +1,39 @@
+// drift λ (an `EC2 AMI State Change` rule and a schedule): re-resolve the node classes, then move
+// drifted and expired nodes one step through their budgeted replacement (shared/runtime/drift.ts).
+// A failed run changes nothing the next run cannot resume, so errors are logged, not retried.
+
+import type { Context } from 'aws-lambda';
+import { errorMessage } from '../../shared/providers/aws-errors';
+import { driftDeps } from '../../shared/runtime/deps/drift';
+import { type DriftDeps, type DriftReport, parseDriftTrigger, runDrift } from '../../shared/runtime/drift';
+import { buildRuntime } from '../../shared/runtime/environment';
+import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
+
+export type DriftResult = DriftReport | { ignored: string } | { error: string };
+
+export function createHandler(load: () => Promise<DriftDeps>, tools: Powertools) {
+  return async (event: unknown, context: Context): Promise<DriftResult> => {
+    tools.logger.addContext(context);
+    const trigger = parseDriftTrigger(event);
+    if (!trigger) {
+      tools.logger.warn('drift: not an AMI State Change or scheduled event, ignored', { event });
+      return { ignored: 'not an AMI State Change or scheduled event' };
+    }
+    try {
+      const report = await runDrift(await load(), trigger);
+      tools.logger.info('drift finished', { ...report });
+      return report;
+    } catch (error) {
+      tools.logger.error('drift failed', { error: errorMessage(error) });
+      return { error: errorMessage(error) };
+    } finally {
+      tools.metrics.publishStoredMetrics();
+    }
+  };
+}
+
+const tools = powertools('karpless-drift');
+export const handler = createHandler(
+  once(async () => driftDeps(buildRuntime(), tools.telemetry)),
+  tools,
+);

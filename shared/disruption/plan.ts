@@ -1,0 +1,268 @@
+// planDisruption: the nodes of ours → candidates (expired, drifted) → budget decisions → a
+// replacement plan per candidate from the scheduling core (what its pods need, priced). Pure: the
+// drift function acts on the plan, `karpless disruption` prints it.
+//
+// Karpenter's rules kept here: only registered, initialized nodes that are not being deleted are
+// candidates; a node or pod annotated karpenter.sh/do-not-disrupt keeps a node from drift (not from
+// expiration, which is forceful and ignores budgets too); nodes already disrupting count against
+// the budget; a drifted node whose pods would not all schedule again is left alone.
+
+import type { Node, Pod } from '../apis/core/v1';
+import type { NodePool } from '../apis/v1/types';
+import { KUBE } from '../contracts';
+import type { InstanceType } from '../instancetypes/types';
+import { type ExistingNode, type PlannedNodeClaim, podKey, solve, type UnschedulablePod } from '../scheduling';
+import { toExistingNodes } from '../workloads/nodes';
+import { budgetDecision, budgetLimit } from './budgets';
+import { type DriftSubject, detectDrift, type NodeClassToday } from './drift';
+import { isExpired } from './expiration';
+import type { BudgetDecision, DisruptionCause } from './types';
+
+/** One node of ours: the Node, what EC2 says of its instance, and the pods bound to it. */
+export interface ClusterNode {
+  node: Node;
+  instance: Omit<DriftSubject, 'instanceTypeLabels' | 'nodeLabels'> & {
+    instanceId: string;
+    nodePool: string;
+    nodeClass: string;
+    zone: string;
+    capacityType: string;
+    launchTime?: number;
+  };
+  pods: Pod[];
+}
+
+export interface DisruptionCandidate {
+  nodeName: string;
+  instanceId: string;
+  nodePool: string;
+  instanceType: string;
+  zone: string;
+  capacityType: string;
+  reason: DisruptionCause;
+  /** "AMIDrift: node runs ami-1; …" or "expired: launched … + expireAfter 720h". */
+  detail: string;
+  /** Pods that must find a new place (DaemonSet and mirror pods stay behind). */
+  pods: Pod[];
+  launchTime?: number;
+}
+
+export interface ExcludedNode {
+  nodeName: string;
+  reason: string;
+}
+
+export interface ReplacementPlan {
+  nodeClaims: PlannedNodeClaim[];
+  /** Pods that fit on nodes already there: existing node name → pod keys. */
+  elsewhere: Record<string, string[]>;
+  unschedulable: UnschedulablePod[];
+  /** USD/hour of the replacements. */
+  totalPrice: number;
+}
+
+export interface CandidateDecision {
+  candidate: DisruptionCandidate;
+  /** May start disrupting now. */
+  allowed: boolean;
+  /** Which budget allows or blocks, or why a forceful reason needs none. */
+  budget: BudgetDecision;
+  replacement: ReplacementPlan;
+}
+
+export interface DisruptionPlan {
+  decisions: CandidateDecision[];
+  /** Nodes of ours that are not candidates although something would disrupt them, with why. */
+  excluded: ExcludedNode[];
+}
+
+export interface CandidateInput {
+  now: number;
+  nodes: readonly ClusterNode[];
+  nodePools: readonly NodePool[];
+  /** Node class name → how it resolves now. */
+  nodeClasses: ReadonlyMap<string, NodeClassToday>;
+  /** The labels of an instance type of a NodePool today, undefined when the catalog lacks it. */
+  instanceTypeLabels(nodePool: string, instanceType: string): Record<string, string> | undefined;
+  isEvictable(pod: Pod): boolean;
+}
+
+function deleting(node: Node): boolean {
+  return (node.metadata as { deletionTimestamp?: string }).deletionTimestamp !== undefined;
+}
+
+function doNotDisrupt(entry: ClusterNode, isEvictable: (pod: Pod) => boolean): string | undefined {
+  if (entry.node.metadata.annotations?.[KUBE.doNotDisruptAnnotation] === 'true') return 'the node';
+  const pod = entry.pods.find(
+    (p) => isEvictable(p) && p.metadata.annotations?.[KUBE.doNotDisruptAnnotation] === 'true',
+  );
+  return pod ? `pod ${podKey(pod)}` : undefined;
+}
+
+function candidateOf(entry: ClusterNode, pods: Pod[], reason: DisruptionCause, detail: string): DisruptionCandidate {
+  const { instance } = entry;
+  return {
+    nodeName: entry.node.metadata.name,
+    instanceId: instance.instanceId,
+    nodePool: instance.nodePool,
+    instanceType: instance.instanceType,
+    zone: instance.zone,
+    capacityType: instance.capacityType,
+    reason,
+    detail,
+    pods,
+    ...(instance.launchTime !== undefined ? { launchTime: instance.launchTime } : {}),
+  };
+}
+
+/** Expired and drifted nodes, oldest first, and the ones left alone with why. */
+export function findCandidates(input: CandidateInput): { candidates: DisruptionCandidate[]; excluded: ExcludedNode[] } {
+  const candidates: DisruptionCandidate[] = [];
+  const excluded: ExcludedNode[] = [];
+  for (const entry of input.nodes) {
+    const labels = entry.node.metadata.labels ?? {};
+    const nodePool = input.nodePools.find((p) => p.metadata.name === entry.instance.nodePool);
+    const today = input.nodeClasses.get(entry.instance.nodeClass);
+    if (deleting(entry.node) || !nodePool || !today) continue;
+    if (labels[KUBE.registeredLabel] !== 'true' || labels[KUBE.initializedLabel] !== 'true') continue;
+    const pods = entry.pods.filter(input.isEvictable);
+    const name = entry.node.metadata.name;
+    if (isExpired(nodePool, entry.instance.launchTime, input.now)) {
+      const expireAfter = nodePool.spec.template.spec.expireAfter ?? '720h';
+      const launched = new Date(entry.instance.launchTime ?? 0).toISOString();
+      candidates.push(candidateOf(entry, pods, 'Expired', `launched ${launched}, expireAfter ${expireAfter}`));
+      continue;
+    }
+    const subject: DriftSubject = {
+      ...entry.instance,
+      nodeLabels: labels,
+      ...optional('instanceTypeLabels', input.instanceTypeLabels(entry.instance.nodePool, entry.instance.instanceType)),
+    };
+    const drift = detectDrift(subject, nodePool, today);
+    if (!drift) continue;
+    const blocker = doNotDisrupt(entry, input.isEvictable);
+    if (blocker) {
+      excluded.push({
+        nodeName: name,
+        reason: `${drift.reason}, but ${blocker} is annotated ${KUBE.doNotDisruptAnnotation}`,
+      });
+      continue;
+    }
+    candidates.push(candidateOf(entry, pods, 'Drifted', `${drift.reason}: ${drift.detail}`));
+  }
+  candidates.sort((a, b) => (a.launchTime ?? 0) - (b.launchTime ?? 0) || (a.nodeName < b.nodeName ? -1 : 1));
+  return { candidates, excluded };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
+
+export interface PlanInput extends CandidateInput {
+  /** NodePool name → its instance types, priced. */
+  instanceTypes: Record<string, InstanceType[]>;
+  /** One pod template per DaemonSet. */
+  daemonSets: Pod[];
+  /** NodePool name → nodes already being disrupted (deleting, draining, replacing). */
+  disrupting: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Nodes that are not ours but can take pods (managed node groups, Fargate excluded by taints). */
+  otherNodes?: readonly { node: Node; pods: Pod[] }[];
+}
+
+function asPending(pod: Pod): Pod {
+  const { nodeName: _bound, ...spec } = pod.spec;
+  return { ...pod, spec, status: { phase: 'Pending' } };
+}
+
+/** The capacity candidates' pods may move to: every node that is neither a candidate nor disrupting. */
+function landingNodes(input: PlanInput, excludedNames: ReadonlySet<string>): ExistingNode[] {
+  const entries = [...input.nodes, ...(input.otherNodes ?? [])].filter(
+    (e) => !excludedNames.has(e.node.metadata.name) && !deleting(e.node),
+  );
+  return toExistingNodes(
+    entries.map((e) => e.node),
+    entries.flatMap((e) => e.pods),
+  ).existingNodes;
+}
+
+interface Simulated {
+  plan: ReplacementPlan;
+  /** Pods placed on landing nodes, to apply once the candidate is allowed. */
+  placed: { name: string; pods: Pod[] }[];
+}
+
+function planReplacement(
+  input: PlanInput,
+  candidate: DisruptionCandidate,
+  landing: readonly ExistingNode[],
+): Simulated {
+  if (candidate.pods.length === 0) {
+    return { plan: { nodeClaims: [], elsewhere: {}, unschedulable: [], totalPrice: 0 }, placed: [] };
+  }
+  const result = solve({
+    pods: candidate.pods.map(asPending),
+    nodePools: [...input.nodePools],
+    instanceTypes: input.instanceTypes,
+    daemonSets: input.daemonSets,
+    existingNodes: landing.map((n) => ({ ...n, pods: [...n.pods] })),
+  });
+  const placed = result.existingNodes.filter((p) => p.pods.length > 0);
+  return {
+    plan: {
+      nodeClaims: result.nodeClaims,
+      elsewhere: Object.fromEntries(placed.map((p) => [p.name, p.pods.map(podKey)])),
+      unschedulable: result.unschedulable,
+      totalPrice: result.totalPrice,
+    },
+    placed,
+  };
+}
+
+function budgetFor(
+  input: PlanInput,
+  nodePool: NodePool,
+  candidate: DisruptionCandidate,
+  busy: ReadonlySet<string>,
+  plan: ReplacementPlan,
+): BudgetDecision {
+  if (candidate.reason === 'Expired') return { allowed: true, message: 'expiration is forceful: budgets do not apply' };
+  if (busy.has(candidate.nodeName)) return { allowed: true, message: 'already disrupting' };
+  const limit = budgetLimit(nodePool, candidate.reason, { nodes: poolSize(input, candidate.nodePool), now: input.now });
+  const budget = budgetDecision(limit, busy.size);
+  if (!budget.allowed || plan.unschedulable.length === 0) return budget;
+  return {
+    ...budget,
+    allowed: false,
+    message: `${plan.unschedulable.length} pod(s) would not schedule again (${plan.unschedulable[0]?.reasons[0] ?? 'no reason given'})`,
+  };
+}
+
+function poolSize(input: PlanInput, nodePool: string): number {
+  return input.nodes.filter((n) => n.instance.nodePool === nodePool).length;
+}
+
+/** Candidates, what the budgets decide for each (in order), and each one's replacement plan. */
+export function planDisruption(input: PlanInput): DisruptionPlan {
+  const { candidates, excluded } = findCandidates(input);
+  const disrupting = new Map([...input.disrupting].map(([pool, nodes]) => [pool, new Set(nodes)]));
+  const landing = landingNodes(
+    input,
+    new Set([...candidates.map((c) => c.nodeName), ...[...disrupting.values()].flatMap((s) => [...s])]),
+  );
+  const decisions: CandidateDecision[] = [];
+  for (const candidate of candidates) {
+    const nodePool = input.nodePools.find((p) => p.metadata.name === candidate.nodePool);
+    if (!nodePool) continue;
+    const busy = disrupting.get(candidate.nodePool) ?? new Set<string>();
+    disrupting.set(candidate.nodePool, busy);
+    const { plan, placed } = planReplacement(input, candidate, landing);
+    const budget = budgetFor(input, nodePool, candidate, busy, plan);
+    if (budget.allowed) {
+      busy.add(candidate.nodeName);
+      // The next candidate sees these pods where this one's plan put them.
+      for (const p of placed) landing.find((n) => n.name === p.name)?.pods.push(...p.pods);
+    }
+    decisions.push({ candidate, allowed: budget.allowed, budget, replacement: plan });
+  }
+  return { decisions, excluded };
+}

@@ -1,0 +1,392 @@
+// The drift function's run (on an `EC2 AMI State Change` event or a schedule): re-resolve every
+// EC2NodeClass, plan what is drifted or expired (shared/disruption planDisruption), and move each
+// node one step through its disruption, resuming where the previous invocation stopped:
+//
+//   candidate ──budget slot (conditional write) + record + karpenter.sh/disrupted taint──►
+//   replacing ──replacements launched through the provision launch path, then registered──►
+//   draining ──drain record + Node deleted: the watcher's termination flow (PDBs, do-not-disrupt)──►
+//   done ──Node gone──► slot released, record deleted
+//
+// Replacements are named after the old instance, so a redelivered event re-finds them instead of
+// launching twice; a record makes the next invocation resume instead of starting again.
+
+import type { Node, Pod } from '../apis/core/v1';
+import type { EC2NodeClass, NodePool } from '../apis/v1/types';
+import { AMI_STATE_CHANGE, KUBE, METRIC, REGISTRATION_TTL_MS } from '../contracts';
+import { budgetLimit } from '../disruption/budgets';
+import type { NodeClassToday } from '../disruption/drift';
+import { terminationGracePeriodMs } from '../disruption/expiration';
+import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
+import { type CandidateDecision, type ClusterNode, type DisruptionPlan, planDisruption } from '../disruption/plan';
+import type { KubeClient } from '../kube/types';
+import { nodeClaimName } from '../nodeclaim';
+import { noticeDaemonSetFromDaemonSet, podFromNoticeDaemonSet } from '../notice';
+import { errorMessage } from '../providers/aws-errors';
+import type { DisruptionRecord, FullStateStore } from '../providers/state';
+import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
+import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
+import { deletionTimestamp } from './objects';
+import type { ClaimLauncher, ResolvedInstanceTypes } from './provision';
+
+/** Disruption records outlive the longest drain we wait for; a stale one is dropped by its TTL. */
+export const DISRUPTION_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long replacements may take to register before a drift is abandoned (expiration drains anyway). */
+export const REPLACEMENT_TIMEOUT_MS = REGISTRATION_TTL_MS + 5 * 60 * 1000;
+
+export type DriftTrigger = { kind: 'schedule' } | { kind: 'ami'; imageId: string; state: string };
+
+/**
+ * The event the function was invoked with: an `EC2 AMI State Change` delivered directly by its rule,
+ * or the schedule's event. Any AMI state counts (a deregistered image changes what resolves too);
+ * the run re-resolves every node class whatever the image was. Undefined for anything else.
+ */
+export function parseDriftTrigger(event: unknown): DriftTrigger | undefined {
+  const e = event as {
+    source?: unknown;
+    'detail-type'?: unknown;
+    detail?: { ImageId?: unknown; State?: unknown };
+  } | null;
+  if (!e || typeof e !== 'object') return undefined;
+  if (e.source === AMI_STATE_CHANGE.source && e['detail-type'] === AMI_STATE_CHANGE.detailType) {
+    return { kind: 'ami', imageId: String(e.detail?.ImageId ?? ''), state: String(e.detail?.State ?? '') };
+  }
+  if (e.source === 'aws.events' && e['detail-type'] === 'Scheduled Event') return { kind: 'schedule' };
+  return undefined;
+}
+
+/** What one run resolved: node classes as they are now and a launcher that uses those AMIs. */
+export interface DriftSession {
+  nodeClasses: Map<string, NodeClassToday>;
+  launcher: ClaimLauncher;
+}
+
+export interface DriftDeps extends DrainDeps {
+  cluster: string;
+  nodePools: NodePool[];
+  nodeClasses: EC2NodeClass[];
+  /** Resolves every node class now, past any AMI cache: a release must be seen at once. */
+  session(): Promise<DriftSession>;
+  instanceTypes(): Promise<ResolvedInstanceTypes>;
+  instances: Pick<ClaimInstances, 'live' | 'terminate'>;
+  kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes' | 'listDaemonSets'>;
+  state: DrainDeps['state'] &
+    Pick<
+      FullStateStore,
+      | 'putDisruption'
+      | 'disruptionRecords'
+      | 'deleteDisruption'
+      | 'drains'
+      | 'reserveDisruption'
+      | 'releaseDisruption'
+      | 'disruptions'
+    >;
+}
+
+export interface DriftReport {
+  trigger: DriftTrigger['kind'];
+  candidates: number;
+  started: { node: string; reason: string; detail: string; replacements: string[] }[];
+  blocked: { node: string; reason: string; message: string }[];
+  /** Old nodes handed to the termination flow (their replacements registered). */
+  draining: string[];
+  /** Records waiting for replacements to register. */
+  waiting: string[];
+  finished: string[];
+  abandoned: { node: string; why: string }[];
+  excluded: { nodeName: string; reason: string }[];
+}
+
+interface Snapshot {
+  session: DriftSession;
+  types: ResolvedInstanceTypes;
+  live: ClaimInstance[];
+  nodes: Node[];
+  pods: Pod[];
+  daemonSets: Pod[];
+  records: DisruptionRecord[];
+  drains: Set<string>;
+}
+
+async function snapshot(deps: DriftDeps): Promise<Snapshot> {
+  const [session, types, live, nodes, pods, daemonSets, records, drains] = await Promise.all([
+    deps.session(),
+    deps.instanceTypes(),
+    deps.instances.live(),
+    deps.kube.listNodes(),
+    deps.kube.listPods(),
+    deps.kube.listDaemonSets(),
+    deps.state.disruptionRecords(),
+    deps.state.drains(),
+  ]);
+  return {
+    session,
+    types,
+    live,
+    nodes: nodes.items,
+    pods: pods.items,
+    daemonSets: daemonSets.items.map((d) => podFromNoticeDaemonSet(noticeDaemonSetFromDaemonSet(d))),
+    records,
+    drains: new Set(drains.map((d) => d.nodeName)),
+  };
+}
+
+function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
+  const out = new Map<string, Pod[]>();
+  for (const pod of pods) {
+    const name = pod.spec.nodeName;
+    if (name) out.set(name, [...(out.get(name) ?? []), pod]);
+  }
+  return out;
+}
+
+/** Our nodes (their instance is one of this cluster's) and everyone else's, each with its pods. */
+function clusterNodes(snap: Snapshot): { ours: ClusterNode[]; others: { node: Node; pods: Pod[] }[] } {
+  const byId = new Map(snap.live.map((i) => [i.instanceId, i]));
+  const pods = podsByNode(snap.pods);
+  const ours: ClusterNode[] = [];
+  const others: { node: Node; pods: Pod[] }[] = [];
+  for (const node of snap.nodes) {
+    const instance = byId.get(instanceIdFromProviderID(node.spec?.providerID) ?? '');
+    const bound = pods.get(node.metadata.name) ?? [];
+    if (instance) ours.push({ node, instance, pods: bound });
+    else others.push({ node, pods: bound });
+  }
+  return { ours, others };
+}
+
+/** Per NodePool, the nodes disrupting now: deleting, draining, or with a disruption record. */
+function disruptingByPool(snap: Snapshot, ours: readonly ClusterNode[]): Map<string, Set<string>> {
+  const recorded = new Set(snap.records.map((r) => r.nodeName));
+  const out = new Map<string, Set<string>>();
+  for (const { node, instance } of ours) {
+    const name = node.metadata.name;
+    if (!deletionTimestamp(node) && !snap.drains.has(name) && !recorded.has(name)) continue;
+    out.set(instance.nodePool, new Set([...(out.get(instance.nodePool) ?? []), name]));
+  }
+  return out;
+}
+
+export interface PlannedRun {
+  plan: DisruptionPlan;
+  ours: ClusterNode[];
+  /** NodePool → nodes disrupting now (the plan's input; start() adds what it starts). */
+  disrupting: Map<string, Set<string>>;
+}
+
+export function planFromSnapshot(deps: DriftDeps, snap: Snapshot): PlannedRun {
+  const { ours, others } = clusterNodes(snap);
+  const disrupting = disruptingByPool(snap, ours);
+  const plan = planDisruption({
+    now: deps.clock(),
+    nodes: ours,
+    otherNodes: others,
+    nodePools: deps.nodePools,
+    nodeClasses: snap.session.nodeClasses,
+    instanceTypeLabels: (pool, type) => snap.types.byNodePool[pool]?.find((t) => t.name === type)?.labels,
+    isEvictable: deps.isEvictable,
+    instanceTypes: snap.types.byNodePool,
+    daemonSets: snap.daemonSets,
+    disrupting,
+  });
+  return { plan, ours, disrupting: new Map([...disrupting].map(([pool, set]) => [pool, new Set(set)])) };
+}
+
+async function taint(deps: DriftDeps, node: Node, on: boolean): Promise<void> {
+  const taints = node.spec?.taints ?? [];
+  const has = taints.some((t) => t.key === KUBE.disruptedTaintKey);
+  if (has === on) return;
+  const next = on
+    ? [...taints, { key: KUBE.disruptedTaintKey, effect: 'NoSchedule' as const }]
+    : taints.filter((t) => t.key !== KUBE.disruptedTaintKey);
+  await deps.kube.patchNode(node.metadata.name, { spec: { taints: next } });
+}
+
+/** Hands the old node to the termination flow: a drain record with its deadline, then the Node deleted. */
+async function handOver(deps: DriftDeps, record: DisruptionRecord): Promise<void> {
+  const pool = deps.nodePools.find((p) => p.metadata.name === record.nodePool);
+  const grace = pool ? terminationGracePeriodMs(pool) : undefined;
+  const now = deps.clock();
+  await startDrain(deps, {
+    nodeName: record.nodeName,
+    instanceId: record.instanceId,
+    reason: record.reason,
+    deadline: grace === undefined ? NO_DEADLINE : now + grace,
+  });
+  await deps.kube.deleteNode(record.nodeName);
+  await deps.state.putDisruption({ ...record, phase: 'draining' });
+  deps.metrics.record(METRIC.disruptions, 'Count', 1, { nodePool: record.nodePool, reason: record.reason });
+  deps.log.info('disrupted node handed to termination', {
+    node: record.nodeName,
+    reason: record.reason,
+    detail: record.detail,
+  });
+}
+
+function replacementsRegistered(snap: Snapshot, record: DisruptionRecord): boolean {
+  const ids = new Set(snap.live.filter((i) => record.replacements.includes(i.nodeClaimName)).map((i) => i.instanceId));
+  const registered = snap.nodes.filter(
+    (n) =>
+      ids.has(instanceIdFromProviderID(n.spec?.providerID) ?? '') &&
+      n.metadata.labels?.[KUBE.registeredLabel] === 'true',
+  );
+  return (
+    new Set(registered.map((n) => instanceIdFromProviderID(n.spec?.providerID))).size >= record.replacements.length
+  );
+}
+
+async function finish(deps: DriftDeps, record: DisruptionRecord): Promise<void> {
+  await releaseBudgetSlot(deps.state, record.nodePool, record.nodeName);
+  await deps.state.deleteDisruption(record.nodeName);
+}
+
+/** Takes each recorded disruption one step further; returns the nodes it moved and why. */
+async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): Promise<void> {
+  const nodes = new Map(snap.nodes.map((n) => [n.metadata.name, n]));
+  for (const record of snap.records) {
+    const node = nodes.get(record.nodeName);
+    try {
+      if (!node && !snap.drains.has(record.nodeName)) {
+        await finish(deps, record);
+        report.finished.push(record.nodeName);
+        deps.log.info('disruption finished', { node: record.nodeName, reason: record.reason });
+      } else if (record.phase === 'replacing' && replacementsRegistered(snap, record)) {
+        await handOver(deps, record);
+        report.draining.push(record.nodeName);
+      } else if (record.phase === 'replacing' && deps.clock() - record.startedAt > REPLACEMENT_TIMEOUT_MS) {
+        if (record.reason === 'Expired') {
+          await handOver(deps, record);
+          report.draining.push(record.nodeName);
+        } else {
+          if (node) await taint(deps, node, false);
+          await finish(deps, record);
+          const why = `replacements ${record.replacements.join(',')} did not register within ${REPLACEMENT_TIMEOUT_MS / 60_000} min`;
+          report.abandoned.push({ node: record.nodeName, why });
+          deps.log.warn('disruption abandoned', { node: record.nodeName, why });
+        }
+      } else if (record.phase === 'replacing') {
+        report.waiting.push(record.nodeName);
+      }
+    } catch (error) {
+      deps.log.warn('disruption step failed, will retry', { node: record.nodeName, error: errorMessage(error) });
+    }
+  }
+}
+
+function replacementNames(decision: CandidateDecision): string[] {
+  const { candidate } = decision;
+  return decision.replacement.nodeClaims.map((c, i) =>
+    nodeClaimName(c.nodePool, `disruption/${candidate.instanceId}/${i}`),
+  );
+}
+
+/** Starts one allowed candidate: slot, record, taint, replacements launched (then drained once registered). */
+async function start(
+  deps: DriftDeps,
+  snap: Snapshot,
+  run: PlannedRun,
+  decision: CandidateDecision,
+  report: DriftReport,
+): Promise<void> {
+  const { candidate } = decision;
+  const pool = deps.nodePools.find((p) => p.metadata.name === candidate.nodePool);
+  const node = snap.nodes.find((n) => n.metadata.name === candidate.nodeName);
+  if (!pool || !node) return;
+  const seen = run.disrupting.get(candidate.nodePool) ?? new Set<string>();
+  run.disrupting.set(candidate.nodePool, seen);
+  if (candidate.reason !== 'Expired') {
+    const poolNodes = run.ours.filter((n) => n.instance.nodePool === candidate.nodePool).length;
+    const limit = budgetLimit(pool, candidate.reason, { nodes: poolNodes, now: deps.clock() });
+    if (!(await reserveBudgetSlot(deps.state, limit, candidate.nodeName, seen))) {
+      report.blocked.push({
+        node: candidate.nodeName,
+        reason: candidate.reason,
+        message: 'another invocation took the last budget slot',
+      });
+      return;
+    }
+  }
+  const names = replacementNames(decision);
+  const record: DisruptionRecord = {
+    nodeName: candidate.nodeName,
+    instanceId: candidate.instanceId,
+    nodePool: candidate.nodePool,
+    reason: candidate.reason,
+    detail: candidate.detail,
+    replacements: names,
+    phase: 'replacing',
+    startedAt: deps.clock(),
+    expiresAt: deps.clock() + DISRUPTION_RECORD_TTL_MS,
+  };
+  await deps.state.putDisruption(record);
+  seen.add(candidate.nodeName);
+  try {
+    await taint(deps, node, true);
+    for (const [i, claim] of decision.replacement.nodeClaims.entries()) {
+      const launched = await snap.session.launcher.launch({ nodeClaimName: names[i] ?? '', nodePool: pool, claim });
+      deps.log.info('replacement launched', {
+        node: candidate.nodeName,
+        nodeclaim: names[i],
+        instanceId: launched.instanceId,
+        instanceType: launched.instanceType,
+      });
+    }
+  } catch (error) {
+    await taint(deps, node, false).catch(() => undefined);
+    await finish(deps, record);
+    throw error;
+  }
+  report.started.push({
+    node: candidate.nodeName,
+    reason: candidate.reason,
+    detail: candidate.detail,
+    replacements: names,
+  });
+  deps.log.info('disruption started', {
+    node: candidate.nodeName,
+    reason: candidate.reason,
+    detail: candidate.detail,
+    replacements: names,
+  });
+  // Nothing to wait for: its pods fit elsewhere (or it has none).
+  if (names.length === 0) {
+    await handOver(deps, record);
+    report.draining.push(candidate.nodeName);
+  }
+}
+
+/** One run: resume recorded disruptions, then start the candidates the budgets allow now. */
+export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<DriftReport> {
+  const snap = await snapshot(deps);
+  const report: DriftReport = {
+    trigger: trigger.kind,
+    candidates: 0,
+    started: [],
+    blocked: [],
+    draining: [],
+    waiting: [],
+    finished: [],
+    abandoned: [],
+    excluded: [],
+  };
+  await progress(deps, snap, report);
+  const run = planFromSnapshot(deps, snap);
+  const { plan } = run;
+  report.candidates = plan.decisions.length;
+  report.excluded = plan.excluded;
+  const recorded = new Set(snap.records.map((r) => r.nodeName));
+  for (const decision of plan.decisions) {
+    const name = decision.candidate.nodeName;
+    if (recorded.has(name)) continue;
+    if (!decision.allowed) {
+      report.blocked.push({ node: name, reason: decision.candidate.reason, message: decision.budget.message });
+      continue;
+    }
+    try {
+      await start(deps, snap, run, decision, report);
+    } catch (error) {
+      deps.log.error('starting a disruption failed, will retry', { node: name, error: errorMessage(error) });
+      report.abandoned.push({ node: name, why: errorMessage(error) });
+    }
+  }
+  return report;
+}

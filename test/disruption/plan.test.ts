@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import type { Node, Pod } from '../../shared/apis/core/v1';
+import type { Budget, EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
+import { KUBE } from '../../shared/contracts';
+import { launchHashTags } from '../../shared/disruption/hash';
+import { type ClusterNode, type PlanInput, planDisruption } from '../../shared/disruption/plan';
+import { isEvictable } from '../../shared/kube/client';
+import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
+import { instanceType } from '../scheduling/helpers';
+import { pod } from '../support/kube/builders';
+
+const NOW = Date.parse('2026-12-02T12:00:00Z'); // a Wednesday
+const HOUR = 3600_000;
+
+const nodeClass: EC2NodeClass = {
+  apiVersion: 'karpenter.k8s.aws/v1',
+  kind: 'EC2NodeClass',
+  metadata: { name: 'default' },
+  spec: { subnetSelectorTerms: [], securityGroupSelectorTerms: [], amiSelectorTerms: [{ alias: 'al2023@latest' }] },
+};
+
+function pool(
+  budgets: Budget[] = [{ nodes: '1' }],
+  extra: Partial<NodePool['spec']['template']['spec']> = {},
+): NodePool {
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: 'general' },
+    spec: {
+      template: {
+        spec: {
+          requirements: [],
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          ...extra,
+        },
+      },
+      disruption: { consolidateAfter: '0s', budgets },
+    },
+  };
+}
+
+const ami = (id: string): ResolvedAMI[] => [
+  { id, requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] },
+];
+const m5 = instanceType('m5.large', { cpu: 2, memoryGiB: 8, price: 0.096 });
+
+function clusterNode(name: string, imageId: string, launchedHoursAgo: number, pods: Pod[], p = pool()): ClusterNode {
+  const node: Node = {
+    metadata: {
+      name,
+      labels: { [KUBE.registeredLabel]: 'true', [KUBE.initializedLabel]: 'true', 'karpenter.sh/nodepool': 'general' },
+    },
+    spec: { providerID: `aws:///zone-a/i-${name}` },
+    status: { allocatable: { cpu: '2', memory: '8Gi', pods: '110' } },
+  };
+  return {
+    node,
+    instance: {
+      instanceId: `i-${name}`,
+      nodePool: 'general',
+      nodeClass: 'default',
+      instanceType: 'm5.large',
+      zone: 'zone-a',
+      capacityType: 'on-demand',
+      imageId,
+      hashTags: launchHashTags(p, nodeClass),
+      launchTime: NOW - launchedHoursAgo * HOUR,
+    },
+    pods: pods.map((x) => ({ ...x, spec: { ...x.spec, nodeName: name }, status: { phase: 'Running' } })),
+  };
+}
+
+const web = (name: string, cpu = '1500m', annotations?: Record<string, string>) =>
+  pod(name, { cpu, owner: { kind: 'ReplicaSet', name: 'web' }, ...(annotations ? { annotations } : {}) });
+
+function input(nodes: ClusterNode[], p = pool(), amis = ami('ami-new'), extra: Partial<PlanInput> = {}): PlanInput {
+  return {
+    now: NOW,
+    nodes,
+    nodePools: [p],
+    nodeClasses: new Map([['default', { nodeClass, amis }]]),
+    instanceTypeLabels: () => ({ 'kubernetes.io/arch': 'amd64' }),
+    isEvictable,
+    instanceTypes: { general: [m5] },
+    daemonSets: [],
+    disrupting: new Map(),
+    ...extra,
+  };
+}
+
+describe('planDisruption', () => {
+  it('lets a 1-node budget take the oldest drifted node and blocks the rest, naming the budget', () => {
+    const nodes = [
+      clusterNode('b', 'ami-old', 2, [web('b1')]),
+      clusterNode('a', 'ami-old', 5, [web('a1')]),
+      clusterNode('c', 'ami-new', 1, [web('c1')]),
+    ];
+    const plan = planDisruption(input(nodes));
+    expect(plan.decisions.map((d) => [d.candidate.nodeName, d.candidate.reason, d.allowed])).toEqual([
+      ['a', 'Drifted', true],
+      ['b', 'Drifted', false],
+    ]);
+    expect(plan.decisions[0]?.candidate.detail).toMatch(
+      /^AMIDrift: node runs ami-old; EC2NodeClass\/default now resolves ami-new/,
+    );
+    expect(plan.decisions[1]?.budget.message).toBe(
+      'NodePool/general budgets[0] (nodes: 1) blocks: 1 of 3 node(s) at once, 1 already disrupting',
+    );
+  });
+
+  it('plans a priced replacement for pods that fit nowhere else', () => {
+    const plan = planDisruption(
+      input([clusterNode('a', 'ami-old', 5, [web('a1')]), clusterNode('c', 'ami-new', 1, [web('c1')])]),
+    );
+    const replacement = plan.decisions[0]?.replacement;
+    expect(replacement?.nodeClaims).toHaveLength(1);
+    expect(replacement?.nodeClaims[0]?.offering).toMatchObject({ instanceType: 'm5.large', price: 0.096 });
+    expect(replacement?.totalPrice).toBeCloseTo(0.096);
+    expect(replacement?.elsewhere).toEqual({});
+  });
+
+  it('moves small pods onto room elsewhere instead of launching', () => {
+    const plan = planDisruption(
+      input([clusterNode('a', 'ami-old', 5, [web('a1', '200m')]), clusterNode('c', 'ami-new', 1, [web('c1', '200m')])]),
+    );
+    expect(plan.decisions[0]?.replacement).toMatchObject({
+      nodeClaims: [],
+      elsewhere: { c: ['default/a1'] },
+      totalPrice: 0,
+    });
+  });
+
+  it('counts nodes already disrupting against the budget', () => {
+    const nodes = [clusterNode('a', 'ami-old', 5, [web('a1')]), clusterNode('x', 'ami-new', 1, [])];
+    const plan = planDisruption(
+      input(nodes, pool(), ami('ami-new'), { disrupting: new Map([['general', new Set(['x'])]]) }),
+    );
+    expect(plan.decisions[0]).toMatchObject({ allowed: false });
+    expect(plan.decisions[0]?.budget.message).toContain('1 already disrupting');
+  });
+
+  it('blocks drift inside a cron window of a zero budget', () => {
+    const budgets: Budget[] = [
+      { nodes: '100%' },
+      { nodes: '0', schedule: '0 9 * * mon-fri', duration: '8h', reasons: ['Drifted'] },
+    ];
+    const plan = planDisruption(input([clusterNode('a', 'ami-old', 5, [web('a1')])], pool(budgets)));
+    expect(plan.decisions[0]).toMatchObject({ allowed: false, budget: { budgetIndex: 1 } });
+  });
+
+  it('replaces expired nodes whatever the budget says, do-not-disrupt included', () => {
+    const p = pool([{ nodes: '0' }], { expireAfter: '24h' });
+    const nodes = [
+      clusterNode('old', 'ami-new', 30, [web('o1', '1500m', { [KUBE.doNotDisruptAnnotation]: 'true' })], p),
+      clusterNode('young', 'ami-new', 1, [], p),
+    ];
+    const plan = planDisruption(input(nodes, p));
+    expect(plan.decisions.map((d) => [d.candidate.nodeName, d.candidate.reason, d.allowed, d.budget.message])).toEqual([
+      ['old', 'Expired', true, 'expiration is forceful: budgets do not apply'],
+    ]);
+  });
+
+  it('leaves drifted nodes with a do-not-disrupt pod or annotation alone, and says so', () => {
+    const annotated = clusterNode('n', 'ami-old', 5, []);
+    annotated.node.metadata.annotations = { [KUBE.doNotDisruptAnnotation]: 'true' };
+    const nodes = [
+      clusterNode('p', 'ami-old', 5, [web('p1', '100m', { [KUBE.doNotDisruptAnnotation]: 'true' })]),
+      annotated,
+    ];
+    const plan = planDisruption(input(nodes, pool([{ nodes: '100%' }])));
+    expect(plan.decisions).toEqual([]);
+    expect(plan.excluded).toEqual([
+      { nodeName: 'p', reason: 'AMIDrift, but pod default/p1 is annotated karpenter.sh/do-not-disrupt' },
+      { nodeName: 'n', reason: 'AMIDrift, but the node is annotated karpenter.sh/do-not-disrupt' },
+    ]);
+  });
+
+  it('skips nodes not initialized or being deleted, and a drifted node whose pods would not fit again', () => {
+    const uninitialized = clusterNode('u', 'ami-old', 5, []);
+    delete uninitialized.node.metadata.labels?.[KUBE.initializedLabel];
+    const gone = clusterNode('g', 'ami-old', 5, []);
+    (gone.node.metadata as { deletionTimestamp?: string }).deletionTimestamp = new Date(NOW).toISOString();
+    const huge = clusterNode('h', 'ami-old', 5, [web('h1', '16')]);
+    const plan = planDisruption(input([uninitialized, gone, huge], pool([{ nodes: '100%' }])));
+    expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed])).toEqual([['h', false]]);
+    expect(plan.decisions[0]?.budget.message).toMatch(/^1 pod\(s\) would not schedule again/);
+  });
+});
