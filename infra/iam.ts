@@ -168,6 +168,31 @@ export function scopedDeletion(
   });
 }
 
+/**
+ * Garbage collection of the cluster's managed instance profiles: list and read them under the
+ * cluster's IAM path (`/karpenter/<region>/<cluster>/`, see instanceProfilePath), and remove the
+ * role from and delete only those tagged as the cluster's in this region (AllowScopedInstanceProfileActions).
+ */
+export function instanceProfileCleanup(clusterName: string): PolicyStatement[] {
+  const underPath = `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:instance-profile/karpenter/${Aws.REGION}/${clusterName}/*`;
+  return [
+    new PolicyStatement({
+      sid: 'AllowScopedInstanceProfileListActions',
+      actions: ['iam:ListInstanceProfiles', 'iam:GetInstanceProfile'],
+      resources: [underPath],
+    }),
+    new PolicyStatement({
+      sid: 'AllowScopedInstanceProfileDeletion',
+      actions: ['iam:RemoveRoleFromInstanceProfile', 'iam:DeleteInstanceProfile'],
+      resources: [underPath],
+      conditions: {
+        StringEquals: { ...ownedResource(clusterName), 'aws:ResourceTag/topology.kubernetes.io/region': Aws.REGION },
+        StringLike: { [`aws:ResourceTag/${TAG.nodeClass}`]: '*' },
+      },
+    }),
+  ];
+}
+
 /** Re-tagging our own instances at registration: only the keys Karpenter sets then. */
 export function scopedInstanceTagging(clusterName: string): PolicyStatement {
   return new PolicyStatement({

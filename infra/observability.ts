@@ -115,6 +115,10 @@ export class Observability extends Construct {
         left: [search(METRIC.disruptions, 'Sum', 'nodes disrupted')],
       }),
       new GraphWidget({
+        title: 'Garbage collected by resource and reason',
+        left: [search(METRIC.garbageCollected, 'Sum', 'deleted')],
+      }),
+      new GraphWidget({
         title: 'Function errors',
         left: Object.values(props.functions).map((f) => f.metricErrors({ period: Duration.minutes(5) })),
       }),

@@ -1,7 +1,9 @@
 // The Provisioner construct: everything karpless deploys for one cluster. The watcher lists pending
 // pods and registers nodes; the provision function turns notices into instances; the interruption
 // function drains what AWS is about to take away; the drift function replaces drifted and expired
-// nodes within their NodePools' disruption budgets. Manifests are validated while this constructs, so
+// nodes within their NodePools' disruption budgets; the gc function removes what nothing uses any
+// more (unregistered or orphaned instances, dead Nodes, leaked launch templates and instance
+// profiles) and empty nodes past consolidateAfter. Manifests are validated while this constructs, so
 // a bad NodePool fails `cdk synth`, never a Lambda at night.
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -25,6 +27,7 @@ import { loadDeployConfiguration } from './configuration';
 import { KarplessFunction } from './function';
 import {
   clusterDiscovery,
+  instanceProfileCleanup,
   launchStatements,
   NODE_ROLE_MANAGED_POLICIES,
   regionalReads,
@@ -72,6 +75,14 @@ export interface ProvisionerProps {
    * @default Duration.minutes(5)
    */
   readonly driftInterval?: Duration;
+  /**
+   * How often the gc function runs: it terminates instances that did not register within 15
+   * minutes or lost their Node, deletes Nodes whose instance is gone, launch templates and instance
+   * profiles the configuration no longer has, and hands nodes empty past `consolidateAfter` to the
+   * termination flow within their NodePool's budgets. Karpenter's garbage collection interval.
+   * @default Duration.minutes(2)
+   */
+  readonly gcInterval?: Duration;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /**
@@ -94,6 +105,7 @@ const INTERRUPTION_TIMEOUT = Duration.seconds(20);
 const PROVISION_TIMEOUT = Duration.minutes(2);
 const WATCHER_TIMEOUT = Duration.seconds(60);
 const DRIFT_TIMEOUT = Duration.minutes(2);
+const GC_TIMEOUT = Duration.seconds(90);
 
 /** The EC2 describes of the launch path (node-class resolution, instance types, prices, fleet). */
 const LAUNCH_READS = [
@@ -114,6 +126,7 @@ const LAUNCH_READS = [
 const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
 
 export class Provisioner extends Construct {
+  readonly clusterName: string;
   readonly configuration: Configuration;
   /** The configuration document bundled with every function (written at synth). */
   readonly configurationFile: string;
@@ -123,12 +136,14 @@ export class Provisioner extends Construct {
   readonly provision: KarplessFunction;
   readonly interruption: KarplessFunction;
   readonly drift: KarplessFunction;
+  readonly gc: KarplessFunction;
   readonly nodeRoles: IRole[];
   readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: ProvisionerProps) {
     super(scope, id);
     const { clusterName } = props;
+    this.clusterName = clusterName;
     if (!Token.isUnresolved(clusterName) && !CLUSTER_NAME.test(clusterName)) {
       throw new Error(
         `clusterName '${clusterName}' is not an EKS cluster name: 1-100 letters, digits, hyphens and underscores, starting with a letter or digit`,
@@ -173,7 +188,8 @@ export class Provisioner extends Construct {
         logRetention,
         // Two watchers at once would put every notice twice; two drift runs would race for the same
         // budget slots (the ledger keeps them within budget, but one run at a time keeps it simple).
-        ...(fnId === 'Watcher' || fnId === 'Drift' ? { reservedConcurrency: 1 } : {}),
+        // Two gc runs would delete the same leftovers twice and race for emptiness budget slots.
+        ...(fnId === 'Watcher' || fnId === 'Drift' || fnId === 'Gc' ? { reservedConcurrency: 1 } : {}),
       });
     this.watcher = fn('Watcher', WATCHER_TIMEOUT, 512);
     this.provision = fn('Provision', PROVISION_TIMEOUT, 1024);
@@ -181,10 +197,12 @@ export class Provisioner extends Construct {
       [ENV.rebalanceAction]: props.rebalanceAction ?? 'record',
     });
     this.drift = fn('Drift', DRIFT_TIMEOUT, 1024);
+    this.gc = fn('Gc', GC_TIMEOUT, 512);
 
     this.grantPermissions(clusterName);
     this.wireEvents(props.watcherInterval ?? Duration.minutes(1));
     this.wireDrift(props.driftInterval ?? Duration.minutes(5));
+    this.wireGc(props.gcInterval ?? Duration.minutes(2));
     this.createAccessEntries(clusterName, props.nodeAccessEntries ?? true);
 
     this.observability = new Observability(this, 'Observability', {
@@ -194,6 +212,7 @@ export class Provisioner extends Construct {
         Provision: this.provision.function,
         Interruption: this.interruption.function,
         Drift: this.drift.function,
+        Gc: this.gc.function,
       },
       queues: { Provision: this.queues.provisionQueue, Interruption: this.queues.interruptionQueue },
       deadLetterQueues: {
@@ -232,7 +251,7 @@ export class Provisioner extends Construct {
 
   private grantPermissions(clusterName: string): void {
     const noticeBus = this.queues.noticeBus;
-    for (const f of [this.watcher, this.provision, this.interruption, this.drift]) {
+    for (const f of [this.watcher, this.provision, this.interruption, this.drift, this.gc]) {
       this.table.grantReadWriteData(f.function);
       noticeBus.grantPutEventsTo(f.function);
       f.function.addToRolePolicy(clusterDiscovery(clusterName));
@@ -246,6 +265,9 @@ export class Provisioner extends Construct {
       launching.function.addToRolePolicy(regionalReads(LAUNCH_READS));
     }
 
+    this.gc.function.addToRolePolicy(regionalReads(['DescribeInstances', 'DescribeLaunchTemplates']));
+    this.gc.function.addToRolePolicy(scopedDeletion(clusterName, ['instance', 'launch-template']));
+    for (const statement of instanceProfileCleanup(clusterName)) this.gc.function.addToRolePolicy(statement);
     this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances']));
     this.watcher.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));
     this.watcher.function.addToRolePolicy(scopedInstanceTagging(clusterName));
@@ -287,6 +309,16 @@ export class Provisioner extends Construct {
     });
   }
 
+  private wireGc(gcInterval: Duration): void {
+    new Rule(this, 'GcSchedule', {
+      description:
+        'karpless gc: orphaned instances and Nodes, leaked launch templates and instance profiles, empty nodes',
+      schedule: Schedule.rate(gcInterval),
+      // A missed run is not retried: the next one lists everything again.
+      targets: [new LambdaFunction(this.gc.function, { retryAttempts: 0, maxEventAge: gcInterval })],
+    });
+  }
+
   private createAccessEntries(clusterName: string, nodeEntries: boolean): void {
     if (nodeEntries) {
       const windows = this.configuration.nodeClasses.some((c) => resolveAMIFamily(c)?.startsWith('Windows'));
@@ -300,7 +332,7 @@ export class Provisioner extends Construct {
         }
       });
     }
-    for (const f of [this.watcher, this.interruption, this.drift]) {
+    for (const f of [this.watcher, this.interruption, this.drift, this.gc]) {
       const role = f.function.role;
       if (!role) continue;
       new CfnAccessEntry(this, `${f.node.id}Access`, {

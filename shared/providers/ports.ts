@@ -9,6 +9,8 @@ import {
   CreateLaunchTemplateCommand,
   type CreateLaunchTemplateCommandInput,
   type CreateLaunchTemplateCommandOutput,
+  DeleteLaunchTemplateCommand,
+  type DeleteLaunchTemplateCommandInput,
   DescribeAvailabilityZonesCommand,
   type DescribeAvailabilityZonesCommandInput,
   type DescribeAvailabilityZonesCommandOutput,
@@ -56,10 +58,15 @@ import {
   CreateInstanceProfileCommand,
   type CreateInstanceProfileCommandInput,
   type CreateInstanceProfileCommandOutput,
+  DeleteInstanceProfileCommand,
+  type DeleteInstanceProfileCommandInput,
   GetInstanceProfileCommand,
   type GetInstanceProfileCommandInput,
   type GetInstanceProfileCommandOutput,
   IAMClient,
+  ListInstanceProfilesCommand,
+  type ListInstanceProfilesCommandInput,
+  type ListInstanceProfilesCommandOutput,
   RemoveRoleFromInstanceProfileCommand,
   type RemoveRoleFromInstanceProfileCommandInput,
   TagInstanceProfileCommand,
@@ -93,6 +100,8 @@ export interface EC2Api {
     input: DescribeCapacityReservationsCommandInput,
   ): Promise<DescribeCapacityReservationsCommandOutput>;
   describePlacementGroups(input: DescribePlacementGroupsCommandInput): Promise<DescribePlacementGroupsCommandOutput>;
+  /** Garbage collection only (the gc function). */
+  deleteLaunchTemplate(input: DeleteLaunchTemplateCommandInput): Promise<unknown>;
 }
 
 export interface SSMApi {
@@ -109,6 +118,9 @@ export interface IAMApi {
   addRoleToInstanceProfile(input: AddRoleToInstanceProfileCommandInput): Promise<unknown>;
   removeRoleFromInstanceProfile(input: RemoveRoleFromInstanceProfileCommandInput): Promise<unknown>;
   tagInstanceProfile(input: TagInstanceProfileCommandInput): Promise<unknown>;
+  /** Garbage collection only (the gc function). */
+  listInstanceProfiles(input: ListInstanceProfilesCommandInput): Promise<ListInstanceProfilesCommandOutput>;
+  deleteInstanceProfile(input: DeleteInstanceProfileCommandInput): Promise<unknown>;
 }
 
 export interface AwsApis {
@@ -138,6 +150,7 @@ export function ec2Api(client: Sender): EC2Api {
     describeInstances: (i) => client.send(new DescribeInstancesCommand(i)),
     describeCapacityReservations: (i) => client.send(new DescribeCapacityReservationsCommand(i)),
     describePlacementGroups: (i) => client.send(new DescribePlacementGroupsCommand(i)),
+    deleteLaunchTemplate: (i) => client.send(new DeleteLaunchTemplateCommand(i)),
   };
 }
 
@@ -156,6 +169,8 @@ export function iamApi(client: Sender): IAMApi {
     addRoleToInstanceProfile: (i) => client.send(new AddRoleToInstanceProfileCommand(i)),
     removeRoleFromInstanceProfile: (i) => client.send(new RemoveRoleFromInstanceProfileCommand(i)),
     tagInstanceProfile: (i) => client.send(new TagInstanceProfileCommand(i)),
+    listInstanceProfiles: (i) => client.send(new ListInstanceProfilesCommand(i)),
+    deleteInstanceProfile: (i) => client.send(new DeleteInstanceProfileCommand(i)),
   };
 }
 

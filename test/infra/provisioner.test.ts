@@ -158,9 +158,9 @@ describe('Provisioner: queues and rules', () => {
 });
 
 describe('Provisioner: functions', () => {
-  it('deploys four arm64 Node 24 functions with the contract environment', () => {
+  it('deploys five arm64 Node 24 functions with the contract environment', () => {
     const template = exampleTemplate();
-    template.resourceCountIs('AWS::Lambda::Function', 4);
+    template.resourceCountIs('AWS::Lambda::Function', 5);
     for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
       expect(fn.Properties.Runtime).toBe('nodejs24.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -191,7 +191,7 @@ describe('Provisioner: functions', () => {
 
   it('keeps each function’s logs in its own log group with the given retention', () => {
     const template = exampleTemplate();
-    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 4);
+    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 5);
   });
 });
 
@@ -348,7 +348,7 @@ describe('Provisioner: IAM', () => {
 describe('Provisioner: EKS access entries', () => {
   it('maps the node role as EC2_LINUX and the Kubernetes-facing functions to the karpless RBAC group', () => {
     const template = exampleTemplate();
-    template.resourceCountIs('AWS::EKS::AccessEntry', 4);
+    template.resourceCountIs('AWS::EKS::AccessEntry', 5);
     template.hasResourceProperties('AWS::EKS::AccessEntry', {
       ClusterName: 'demo',
       Type: 'EC2_LINUX',
@@ -357,7 +357,7 @@ describe('Provisioner: EKS access entries', () => {
     template.resourcePropertiesCountIs(
       'AWS::EKS::AccessEntry',
       { Type: 'STANDARD', KubernetesGroups: [KUBE.rbacGroup] },
-      3,
+      4,
     );
   });
 
@@ -382,7 +382,7 @@ describe('Provisioner: observability', () => {
       2,
     );
     template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage' }, 2);
-    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'Errors' }, 4);
+    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'Errors' }, 5);
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]);
     for (const metric of [
