@@ -39,3 +39,30 @@ export function bundleAliases(): Readonly<Record<string, string>> {
   };
   return aliases;
 }
+
+/** The options above in the shape of esbuild's build API: for the benchmark and the bundle tests. */
+export function esbuildApiOptions(): {
+  format: 'esm';
+  mainFields: string[];
+  minify: boolean;
+  sourcemap: boolean;
+  target: string;
+  platform: 'node';
+  banner: { js: string };
+  alias: Record<string, string>;
+  bundle: true;
+  logLevel: 'error';
+} {
+  return {
+    format: BUNDLE_OPTIONS.format,
+    mainFields: [...BUNDLE_OPTIONS.mainFields],
+    minify: BUNDLE_OPTIONS.minify,
+    sourcemap: BUNDLE_OPTIONS.sourcemap,
+    target: BUNDLE_OPTIONS.target,
+    platform: BUNDLE_OPTIONS.platform,
+    banner: { js: BUNDLE_OPTIONS.banner },
+    alias: { ...bundleAliases() },
+    bundle: true,
+    logLevel: 'error',
+  };
+}

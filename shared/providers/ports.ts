@@ -14,6 +14,9 @@ import {
   DescribeAvailabilityZonesCommand,
   type DescribeAvailabilityZonesCommandInput,
   type DescribeAvailabilityZonesCommandOutput,
+  DescribeCapacityReservationsCommand,
+  type DescribeCapacityReservationsCommandInput,
+  type DescribeCapacityReservationsCommandOutput,
   DescribeImagesCommand,
   type DescribeImagesCommandInput,
   type DescribeImagesCommandOutput,
@@ -29,6 +32,9 @@ import {
   DescribeLaunchTemplatesCommand,
   type DescribeLaunchTemplatesCommandInput,
   type DescribeLaunchTemplatesCommandOutput,
+  DescribePlacementGroupsCommand,
+  type DescribePlacementGroupsCommandInput,
+  type DescribePlacementGroupsCommandOutput,
   DescribeSecurityGroupsCommand,
   type DescribeSecurityGroupsCommandInput,
   type DescribeSecurityGroupsCommandOutput,
@@ -90,6 +96,10 @@ export interface EC2Api {
   createLaunchTemplate(input: CreateLaunchTemplateCommandInput): Promise<CreateLaunchTemplateCommandOutput>;
   createFleet(input: CreateFleetCommandInput): Promise<CreateFleetCommandOutput>;
   describeInstances(input: DescribeInstancesCommandInput): Promise<DescribeInstancesCommandOutput>;
+  describeCapacityReservations(
+    input: DescribeCapacityReservationsCommandInput,
+  ): Promise<DescribeCapacityReservationsCommandOutput>;
+  describePlacementGroups(input: DescribePlacementGroupsCommandInput): Promise<DescribePlacementGroupsCommandOutput>;
   /** Garbage collection only (the gc function). */
   deleteLaunchTemplate(input: DeleteLaunchTemplateCommandInput): Promise<unknown>;
 }
@@ -138,6 +148,8 @@ export function ec2Api(client: Sender): EC2Api {
     createLaunchTemplate: (i) => client.send(new CreateLaunchTemplateCommand(i)),
     createFleet: (i) => client.send(new CreateFleetCommand(i)),
     describeInstances: (i) => client.send(new DescribeInstancesCommand(i)),
+    describeCapacityReservations: (i) => client.send(new DescribeCapacityReservationsCommand(i)),
+    describePlacementGroups: (i) => client.send(new DescribePlacementGroupsCommand(i)),
     deleteLaunchTemplate: (i) => client.send(new DeleteLaunchTemplateCommand(i)),
   };
 }

@@ -19,6 +19,7 @@ import type { KubeClient } from '../kube/types';
 import { registrationLabels, requirementLabels } from '../nodeclaim';
 import { noticeDaemonSetFromDaemonSet, noticePodFromPod, splitNotice } from '../notice';
 import type { PodsUnschedulableDetail } from '../notice/types';
+import { type CapacityReservationProvider, withNodeClassReservations } from '../providers/capacityreservation';
 import type { Clock, Sleep } from '../providers/clock';
 import { realSleep, systemClock } from '../providers/clock';
 import { dynamoApi } from '../providers/dynamo-port';
@@ -197,7 +198,12 @@ export function nodePoolOf(runtime: Runtime, name: string) {
 }
 
 /** Instance types per NodePool with live prices (bundled → Pricing API and spot history, cached). */
-export function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () => Promise<ResolvedInstanceTypes> {
+/** With `reservations`, each node class's capacity reservations become reserved offerings. */
+export function instanceTypeSource(
+  runtime: Runtime,
+  telemetry: Telemetry,
+  reservations?: Pick<CapacityReservationProvider, 'list'>,
+): () => Promise<ResolvedInstanceTypes> {
   const pricing = new PricingProvider({
     region: runtime.settings.region,
     ...(runtime.clients.pricing ? { pricing: pricingApi(runtime.clients.pricing) } : {}),
@@ -226,6 +232,12 @@ export function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () =
       let resolved = byClass.get(ref);
       if (!resolved) {
         resolved = resolveInstanceTypes(catalog, nodeClass);
+        if (reservations) {
+          const reserved = await withNodeClassReservations(resolved, nodeClass, reservations);
+          if (reserved.error)
+            telemetry.log.warn('capacity reservations', { nodeClass: ref, error: String(reserved.error) });
+          resolved = reserved.types;
+        }
         byClass.set(ref, resolved);
       }
       byNodePool[pool.metadata.name] = resolved;
@@ -261,6 +273,7 @@ export function claimKnowledge(
         instanceType: type ?? { labels: { 'node.kubernetes.io/instance-type': instance.instanceType } },
         zone: instance.zone,
         capacityType: instance.capacityType,
+        ...(instance.reservation ? { reservation: instance.reservation } : {}),
       };
       return registrationLabels({ labels: claimLabels }, launched as Parameters<typeof registrationLabels>[1]);
     },

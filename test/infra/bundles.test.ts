@@ -9,7 +9,7 @@ import { App, Duration, Stack } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUNDLE_OPTIONS, bundleAliases, MAX_BUNDLE_BYTES } from '../../infra/bundling';
+import { esbuildApiOptions, MAX_BUNDLE_BYTES } from '../../infra/bundling';
 import { KarplessFunction } from '../../infra/function';
 import { CONFIG_FILE_NAME } from '../../shared/contracts';
 
@@ -23,19 +23,11 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('Lambda bundles', () => {
   it.each(HANDLERS)('%s stays within the bundle budget and carries no full SDK client', async (name) => {
     const result = await build({
-      format: BUNDLE_OPTIONS.format,
-      mainFields: [...BUNDLE_OPTIONS.mainFields],
-      minify: BUNDLE_OPTIONS.minify,
-      target: BUNDLE_OPTIONS.target,
-      platform: BUNDLE_OPTIONS.platform,
-      banner: { js: BUNDLE_OPTIONS.banner },
-      alias: { ...bundleAliases() },
+      ...esbuildApiOptions(),
       entryPoints: [join(ROOT, 'lambdas', name, 'handler.ts')],
-      bundle: true,
       write: false,
       outfile: join(work, name, 'index.mjs'),
       metafile: true,
-      logLevel: 'error',
     });
     const code = result.outputFiles.find((f) => f.path.endsWith('.mjs'));
     expect(code?.contents.length).toBeGreaterThan(10_000);

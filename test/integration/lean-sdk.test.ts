@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUNDLE_OPTIONS, bundleAliases } from '../../infra/bundling';
+import { esbuildApiOptions } from '../../infra/bundling';
 import { inlineComputedKeys } from '../../infra/lean-sdk';
 import { motoAccount, randomAccountId } from './helpers';
 import { probe } from './support/sdk-probe';
@@ -28,18 +28,10 @@ describe('lean SDK copies in the Lambda bundles', () => {
     const { endpoint } = motoAccount();
     const outfile = join(work, 'probe.mjs');
     const result = await build({
-      format: BUNDLE_OPTIONS.format,
-      mainFields: [...BUNDLE_OPTIONS.mainFields],
-      minify: BUNDLE_OPTIONS.minify,
-      target: BUNDLE_OPTIONS.target,
-      platform: BUNDLE_OPTIONS.platform,
-      banner: { js: BUNDLE_OPTIONS.banner },
-      alias: { ...bundleAliases() },
+      ...esbuildApiOptions(),
       entryPoints: [join(import.meta.dirname, 'support', 'sdk-probe.ts')],
-      bundle: true,
       outfile,
       metafile: true,
-      logLevel: 'error',
     });
     const inputs = Object.keys(result.metafile.inputs);
     // The copies, not the packages, went into the bundle.

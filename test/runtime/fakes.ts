@@ -357,6 +357,9 @@ export class FakeState implements StateStore {
   ): Promise<void> {
     this.unavailable.set(`${capacityType}:${instanceType}:${zone}`, { reason, ttlMs });
   }
+  async markScopeUnavailable(scope: string, reason: string, ttlMs: number): Promise<void> {
+    this.unavailable.set(scope, { reason, ttlMs });
+  }
   async getDrain(nodeName: string): Promise<DrainRecord | undefined> {
     const record = this.drainRecords.get(nodeName);
     return record ? structuredClone(record) : undefined;

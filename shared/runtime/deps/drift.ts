@@ -13,10 +13,12 @@ import {
 } from '../../nodeclass';
 import type { NodeClassResolution, NodeClassResolverDeps } from '../../nodeclass/readiness';
 import { AMIProvider } from '../../providers/ami';
+import { CapacityReservationProvider } from '../../providers/capacityreservation';
 import { type Cluster, ClusterProvider } from '../../providers/cluster';
 import { InstanceLauncher } from '../../providers/instance';
 import { InstanceProfileProvider } from '../../providers/instanceprofile';
 import { LaunchTemplateProvider } from '../../providers/launchtemplate';
+import { PlacementGroupProvider } from '../../providers/placementgroup';
 import { ec2Api, eksApi, iamApi, ssmApi } from '../../providers/ports';
 import { SecurityGroupProvider } from '../../providers/securitygroup';
 import { SubnetProvider } from '../../providers/subnet';
@@ -48,6 +50,8 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
   const { ssm, iam } = launchClients(runtime);
   const ec2 = ec2Api(clients.ec2);
   const clusterProvider = new ClusterProvider(eksApi(clients.eks));
+  // Replacements plan and launch onto reservations as provision does, counted by one provider.
+  const reservations = new CapacityReservationProvider(ec2, { clock });
   const resolver: Omit<NodeClassResolverDeps, 'amis' | 'k8sVersion' | 'clock' | 'mode'> = {
     subnets: new SubnetProvider(ec2),
     securityGroups: new SecurityGroupProvider(ec2),
@@ -55,6 +59,8 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
       clusterName: settings.cluster,
       region: settings.region,
     }),
+    capacityReservations: reservations,
+    placementGroups: new PlacementGroupProvider(ec2, { clock }),
   };
   const instanceLauncher = new InstanceLauncher({
     ec2,
@@ -62,6 +68,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     unavailable: new StateUnavailableOfferings(runtime.state, clock),
     clusterName: settings.cluster,
     region: settings.region,
+    reservations,
   });
   const session = async (): Promise<DriftSession> => {
     const amis = new AMIProvider(ec2, ssmApi(ssm), clock);
@@ -93,7 +100,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     nodePools: runtime.config.nodePools,
     nodeClasses: runtime.config.nodeClasses,
     session,
-    instanceTypes: instanceTypeSource(runtime, telemetry),
+    instanceTypes: instanceTypeSource(runtime, telemetry, reservations),
     instances: runtime.instances,
     kube: await kubeClient(runtime),
     state: runtime.state,

@@ -5,10 +5,12 @@
 
 import { DETAIL_TYPE } from '../../contracts';
 import { AMIProvider } from '../../providers/ami';
+import { CapacityReservationProvider } from '../../providers/capacityreservation';
 import { type Cluster, ClusterProvider } from '../../providers/cluster';
 import { InstanceLauncher } from '../../providers/instance';
 import { InstanceProfileProvider } from '../../providers/instanceprofile';
 import { LaunchTemplateProvider } from '../../providers/launchtemplate';
+import { PlacementGroupProvider } from '../../providers/placementgroup';
 import { ec2Api, eksApi, iamApi, ssmApi } from '../../providers/ports';
 import { SecurityGroupProvider } from '../../providers/securitygroup';
 import { SubnetProvider } from '../../providers/subnet';
@@ -25,18 +27,21 @@ export function provisionDeps(runtime: Runtime, telemetry: Telemetry): Provision
   const ec2 = ec2Api(clients.ec2);
   const clusterProvider = new ClusterProvider(eksApi(clients.eks));
   let cluster: Promise<Cluster> | undefined;
+  // One provider for planning, readiness and launch, so launches count down what planning offered.
+  const reservations = new CapacityReservationProvider(ec2, { clock });
   const launcher = new InstanceLauncher({
     ec2,
     launchTemplates: new LaunchTemplateProvider(ec2, clock),
     unavailable: new StateUnavailableOfferings(runtime.state, clock),
     clusterName: settings.cluster,
     region: settings.region,
+    reservations,
   });
   return {
     ...telemetry,
     cluster: settings.cluster,
     nodePools: runtime.config.nodePools,
-    instanceTypes: instanceTypeSource(runtime, telemetry),
+    instanceTypes: instanceTypeSource(runtime, telemetry, reservations),
     instances: runtime.instances,
     state: runtime.state,
     launcher: new AwsClaimLauncher({
@@ -56,6 +61,8 @@ export function provisionDeps(runtime: Runtime, telemetry: Telemetry): Provision
           clusterName: settings.cluster,
           region: settings.region,
         }),
+        capacityReservations: reservations,
+        placementGroups: new PlacementGroupProvider(ec2, { clock }),
       },
       launcher,
       clock,
