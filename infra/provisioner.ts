@@ -274,6 +274,7 @@ export class Provisioner extends Construct {
         'DescribeInstanceTypeOfferings',
         'DescribeInstanceTypes',
         'DescribeLaunchTemplates',
+        'DescribeLaunchTemplateVersions',
         'DescribeSpotPriceHistory',
       ]),
     );

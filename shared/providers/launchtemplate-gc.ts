@@ -6,7 +6,10 @@ import { TAG } from '../contracts';
 import { errorCode, LAUNCH_TEMPLATE_NOT_FOUND_CODES } from './aws-errors';
 import type { EC2Api } from './ports';
 
-export type LaunchTemplateGcPort = Pick<EC2Api, 'describeLaunchTemplates' | 'deleteLaunchTemplate'>;
+export type LaunchTemplateGcPort = Pick<
+  EC2Api,
+  'describeLaunchTemplates' | 'deleteLaunchTemplate' | 'describeLaunchTemplateVersions'
+>;
 
 export interface ClusterLaunchTemplate {
   id: string;
@@ -47,6 +50,18 @@ export class ClusterLaunchTemplates {
       token = page.NextToken;
     } while (token);
     return out;
+  }
+
+  /** The AMI of the template's latest version; undefined when it names none or is gone. */
+  async imageId(id: string): Promise<string | undefined> {
+    try {
+      const out = await this.ec2.describeLaunchTemplateVersions({ LaunchTemplateId: id, Versions: ['$Latest'] });
+      return out.LaunchTemplateVersions?.[0]?.LaunchTemplateData?.ImageId;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code && LAUNCH_TEMPLATE_NOT_FOUND_CODES.has(code)) return undefined;
+      throw error;
+    }
   }
 
   /** Deletes the template; one already gone is not an error. */

@@ -32,6 +32,9 @@ import {
   DescribeLaunchTemplatesCommand,
   type DescribeLaunchTemplatesCommandInput,
   type DescribeLaunchTemplatesCommandOutput,
+  DescribeLaunchTemplateVersionsCommand,
+  type DescribeLaunchTemplateVersionsCommandInput,
+  type DescribeLaunchTemplateVersionsCommandOutput,
   DescribePlacementGroupsCommand,
   type DescribePlacementGroupsCommandInput,
   type DescribePlacementGroupsCommandOutput,
@@ -102,6 +105,9 @@ export interface EC2Api {
   describePlacementGroups(input: DescribePlacementGroupsCommandInput): Promise<DescribePlacementGroupsCommandOutput>;
   /** Garbage collection only (the gc function). */
   deleteLaunchTemplate(input: DeleteLaunchTemplateCommandInput): Promise<unknown>;
+  describeLaunchTemplateVersions(
+    input: DescribeLaunchTemplateVersionsCommandInput,
+  ): Promise<DescribeLaunchTemplateVersionsCommandOutput>;
 }
 
 export interface SSMApi {
@@ -151,6 +157,7 @@ export function ec2Api(client: Sender): EC2Api {
     describeCapacityReservations: (i) => client.send(new DescribeCapacityReservationsCommand(i)),
     describePlacementGroups: (i) => client.send(new DescribePlacementGroupsCommand(i)),
     deleteLaunchTemplate: (i) => client.send(new DeleteLaunchTemplateCommand(i)),
+    describeLaunchTemplateVersions: (i) => client.send(new DescribeLaunchTemplateVersionsCommand(i)),
   };
 }
 

@@ -22,6 +22,8 @@ export type GcReason =
   | 'InstanceGone'
   /** A launch template of a NodePool / EC2NodeClass pair today's configuration no longer has. */
   | 'NotInConfiguration'
+  /** A template of a current pair whose AMI no instance of the cluster runs (superseded by a release). */
+  | 'Unused'
   /** An instance profile of an EC2NodeClass removed from the configuration. */
   | 'NodeClassRemoved';
 
@@ -152,12 +154,18 @@ export interface LaunchTemplateInput {
   cluster: string;
   templates: readonly ClusterLaunchTemplate[];
   nodePools: readonly NodePool[];
+  /** Template id → the AMI of its latest version, for the templates of current pairs that were looked up. */
+  imageIds?: ReadonlyMap<string, string | undefined>;
+  /** AMIs our live instances run. */
+  imagesInUse?: ReadonlySet<string>;
 }
 
 /**
- * Templates of this cluster whose NodePool is gone or now uses another EC2NodeClass. Templates of a
- * current pair stay even when their hash is stale (a new AMI): they cost nothing and the next
- * launch of that shape reuses them.
+ * Templates of this cluster whose NodePool is gone or now uses another EC2NodeClass, and templates
+ * of a current pair whose AMI no live instance runs: after an AMI release and the drift rollout, the
+ * previous AMI's templates would otherwise pile up (one per shape per release). Deleting one that a
+ * later launch wants again costs only its re-creation: EC2 keeps no reference from an instance to
+ * its template, and the launcher re-creates a template CreateFleet reports missing.
  */
 export function orphanedLaunchTemplates(input: LaunchTemplateInput): GcVerdict[] {
   const pairs = currentPairs(input.nodePools);
@@ -167,8 +175,19 @@ export function orphanedLaunchTemplates(input: LaunchTemplateInput): GcVerdict[]
     const pool = t.tags[TAG.nodePool];
     const nodeClass = t.tags[TAG.nodeClass];
     if (pool === undefined || nodeClass === undefined) continue;
-    if (pairs.has(`${pool}\u0000${nodeClass}`)) continue;
     if (t.createdAt === undefined || input.now - t.createdAt < LAUNCH_TEMPLATE_MIN_AGE_MS) continue;
+    if (pairs.has(`${pool}\u0000${nodeClass}`)) {
+      const image = input.imageIds?.get(t.id);
+      if (image !== undefined && input.imagesInUse && !input.imagesInUse.has(image)) {
+        out.push({
+          resource: 'launch-template',
+          id: t.id,
+          reason: 'Unused',
+          detail: `${t.name}: no instance of the cluster runs its AMI ${image}`,
+        });
+      }
+      continue;
+    }
     const current = input.nodePools.find((p) => p.metadata.name === pool);
     out.push({
       resource: 'launch-template',

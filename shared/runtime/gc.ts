@@ -10,16 +10,17 @@
 
 import type { Node } from '../apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../apis/v1/types';
-import { KUBE, METRIC } from '../contracts';
+import { KUBE, METRIC, TAG } from '../contracts';
 import type { KubeClient } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import type { ClusterInstanceProfile, ClusterInstanceProfiles } from '../providers/instanceprofile-gc';
-import type { ClusterLaunchTemplates } from '../providers/launchtemplate-gc';
+import type { ClusterLaunchTemplate, ClusterLaunchTemplates } from '../providers/launchtemplate-gc';
 import type { FullStateStore } from '../providers/state';
 import { type ConsolidationDeps, type ConsolidationReport, runConsolidation } from './gc-consolidation';
 import {
   type GcVerdict,
+  LAUNCH_TEMPLATE_MIN_AGE_MS,
   nodesByInstance,
   nodesWithoutInstance,
   orphanedInstanceProfiles,
@@ -44,7 +45,7 @@ export interface GcDeps extends Telemetry, ConsolidationDeps {
   kube: ConsolidationDeps['kube'] & Pick<KubeClient, 'listNodes' | 'deleteNode' | 'patchNode'>;
   state: ConsolidationDeps['state'] &
     Pick<FullStateStore, 'drains' | 'deleteDrain' | 'rememberRegistered' | 'registeredInstances' | 'forgetRegistered'>;
-  launchTemplates: Pick<ClusterLaunchTemplates, 'list' | 'delete'>;
+  launchTemplates: Pick<ClusterLaunchTemplates, 'list' | 'delete' | 'imageId'>;
   instanceProfiles: Pick<ClusterInstanceProfiles, 'list' | 'delete'>;
   clock: Clock;
 }
@@ -132,13 +133,28 @@ async function collectNodesAndInstances(deps: GcDeps, report: GcReport, nodes: N
   await deps.state.forgetRegistered(remembered.filter((id) => !liveIds.has(id) || terminated.has(id)));
 }
 
+/** The AMIs of the templates the Unused rule may judge: current pairs, past the minimum age. */
+async function templateImages(deps: GcDeps, templates: readonly ClusterLaunchTemplate[], now: number) {
+  const pairs = new Set(deps.nodePools.map((p) => `${p.metadata.name}\u0000${p.spec.template.spec.nodeClassRef.name}`));
+  const out = new Map<string, string | undefined>();
+  for (const t of templates) {
+    if (t.createdAt === undefined || now - t.createdAt < LAUNCH_TEMPLATE_MIN_AGE_MS) continue;
+    if (!pairs.has(`${t.tags[TAG.nodePool]}\u0000${t.tags[TAG.nodeClass]}`)) continue;
+    out.set(t.id, await deps.launchTemplates.imageId(t.id));
+  }
+  return out;
+}
+
 async function collectLaunchTemplates(deps: GcDeps, report: GcReport): Promise<void> {
-  const templates = await deps.launchTemplates.list();
+  const [templates, live] = await Promise.all([deps.launchTemplates.list(), deps.instances.live()]);
+  const now = deps.clock();
   const verdicts = orphanedLaunchTemplates({
-    now: deps.clock(),
+    now,
     cluster: deps.cluster,
     templates,
     nodePools: deps.nodePools,
+    imageIds: await templateImages(deps, templates, now),
+    imagesInUse: new Set(live.flatMap((i) => (i.imageId ? [i.imageId] : []))),
   });
   for (const verdict of verdicts) await act(deps, report, verdict, () => deps.launchTemplates.delete(verdict.id));
 }

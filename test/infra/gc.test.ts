@@ -54,6 +54,7 @@ describe('Provisioner: gc function', () => {
         'ec2:DescribeInstanceTypeOfferings',
         'ec2:DescribeInstanceTypes',
         'ec2:DescribeLaunchTemplates',
+        'ec2:DescribeLaunchTemplateVersions',
         'ec2:DescribeSpotPriceHistory',
       ],
       Resource: '*',

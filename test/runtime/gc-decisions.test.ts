@@ -164,6 +164,23 @@ describe('orphanedLaunchTemplates', () => {
     expect(verdicts[1]?.detail).toContain('now uses EC2NodeClass/default, not old');
   });
 
+  it('deletes a current pair’s template whose AMI no live instance runs, keeps the one in use', () => {
+    const current = ownedTags('c1', { [TAG.nodePool]: 'general', [TAG.nodeClass]: 'default' });
+    const verdicts = orphanedLaunchTemplates({
+      now: NOW,
+      cluster: 'c1',
+      templates: [template('lt-old-ami', current), template('lt-in-use', current), template('lt-unknown', current)],
+      nodePools: [pool('general')],
+      imageIds: new Map([
+        ['lt-old-ami', 'ami-old'],
+        ['lt-in-use', 'ami-new'],
+      ]),
+      imagesInUse: new Set(['ami-new']),
+    });
+    expect(verdicts.map((v) => [v.id, v.reason])).toEqual([['lt-old-ami', 'Unused']]);
+    expect(verdicts[0]?.detail).toContain('ami-old');
+  });
+
   it('never touches a template that is not owned by this cluster by both tags', () => {
     const templates = [
       template('lt-other', ownedTags('c2', { [TAG.nodePool]: 'gone', [TAG.nodeClass]: 'default' })),

@@ -68,6 +68,7 @@ function setup() {
     state,
     launchTemplates: {
       list: async () => templates,
+      imageId: async () => undefined,
       delete: async (id) => {
         if (failingTemplates.has(id)) throw new Error(`UnauthorizedOperation: ${id}`);
         deletedTemplates.push(id);

@@ -232,11 +232,11 @@ describe('gc function against moto and the fake API server', () => {
 
   it('removes orphaned launch templates and instance profiles, keeps current ones and another cluster’s', async () => {
     const c = await cluster();
-    const lt = async (name: string, tags: Record<string, string>) =>
+    const lt = async (name: string, tags: Record<string, string>, imageId = 'ami-12c6146b') =>
       c.account.ec2.send(
         new CreateLaunchTemplateCommand({
           LaunchTemplateName: name,
-          LaunchTemplateData: { ImageId: 'ami-12c6146b' },
+          LaunchTemplateData: { ImageId: imageId },
           TagSpecifications: [
             { ResourceType: 'launch-template', Tags: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) },
           ],
@@ -251,6 +251,10 @@ describe('gc function against moto and the fake API server', () => {
     await lt('karpenter.k8s.aws/1', owned(CLUSTER, 'general', 'default'));
     await lt('karpenter.k8s.aws/2', owned(CLUSTER, 'removed', 'default'));
     await lt('karpenter.k8s.aws/3', owned('c2', 'removed', 'default'));
+    // A current pair's template for an AMI no instance runs any more (the previous release).
+    await lt('karpenter.k8s.aws/4', owned(CLUSTER, 'general', 'default'), 'ami-0123456789abcdef0');
+    // A node of ours runs ami-12c6146b, so the current template for it stays.
+    await launch(c, ourTags('general-lllll'));
     await c.account.iam.send(
       new CreateRoleCommand({
         RoleName: 'NodeRole',
@@ -285,7 +289,10 @@ describe('gc function against moto and the fake API server', () => {
     ]);
     c.advance(11 * MIN);
     const second = await c.gc();
-    expect(second.deleted.map((v) => [v.resource, v.reason])).toEqual([['launch-template', 'NotInConfiguration']]);
+    expect(second.deleted.map((v) => [v.resource, v.reason]).sort()).toEqual([
+      ['launch-template', 'NotInConfiguration'],
+      ['launch-template', 'Unused'],
+    ]);
     expect(second.failed).toEqual([]);
     const templates = await c.account.ec2.send(new DescribeLaunchTemplatesCommand({}));
     expect((templates.LaunchTemplates ?? []).map((t) => t.LaunchTemplateName).sort()).toEqual([
