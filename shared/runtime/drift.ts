@@ -191,14 +191,16 @@ export function planFromSnapshot(deps: DriftDeps, snap: Snapshot): PlannedRun {
   return { plan, ours, disrupting: new Map([...disrupting].map(([pool, set]) => [pool, new Set(set)])) };
 }
 
-async function taint(deps: DriftDeps, node: Node, on: boolean): Promise<void> {
+async function taint(deps: DriftDeps, name: string, on: boolean): Promise<void> {
+  const node = await deps.kube.getNode(name);
+  if (!node) return;
   const taints = node.spec?.taints ?? [];
   const has = taints.some((t) => t.key === KUBE.disruptedTaintKey);
   if (has === on) return;
   const next = on
     ? [...taints, { key: KUBE.disruptedTaintKey, effect: 'NoSchedule' as const }]
     : taints.filter((t) => t.key !== KUBE.disruptedTaintKey);
-  await deps.kube.patchNode(node.metadata.name, { spec: { taints: next } });
+  await deps.kube.patchNode(name, { spec: { taints: next } });
 }
 
 /** Hands the old node to the termination flow: a drain record with its deadline, then the Node deleted. */
@@ -257,7 +259,7 @@ async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): P
           await handOver(deps, record);
           report.draining.push(record.nodeName);
         } else {
-          if (node) await taint(deps, node, false);
+          if (node) await taint(deps, node.metadata.name, false);
           await finish(deps, record);
           const why = `replacements ${record.replacements.join(',')} did not register within ${REPLACEMENT_TIMEOUT_MS / 60_000} min`;
           report.abandoned.push({ node: record.nodeName, why });
@@ -320,7 +322,7 @@ async function start(
   await deps.state.putDisruption(record);
   seen.add(candidate.nodeName);
   try {
-    await taint(deps, node, true);
+    await taint(deps, node.metadata.name, true);
     for (const [i, claim] of decision.replacement.nodeClaims.entries()) {
       const launched = await snap.session.launcher.launch({ nodeClaimName: names[i] ?? '', nodePool: pool, claim });
       deps.log.info('replacement launched', {
@@ -331,7 +333,7 @@ async function start(
       });
     }
   } catch (error) {
-    await taint(deps, node, false).catch(() => undefined);
+    await taint(deps, node.metadata.name, false).catch(() => undefined);
     await finish(deps, record);
     throw error;
   }
