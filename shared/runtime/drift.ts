@@ -96,7 +96,8 @@ export interface DriftReport {
   excluded: { nodeName: string; reason: string }[];
 }
 
-interface Snapshot {
+/** Everything one run decides from, read at its start. */
+export interface Snapshot {
   session: DriftSession;
   types: ResolvedInstanceTypes;
   live: ClaimInstance[];
@@ -107,7 +108,7 @@ interface Snapshot {
   drains: Set<string>;
 }
 
-async function snapshot(deps: DriftDeps): Promise<Snapshot> {
+export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
   const [session, types, live, nodes, pods, daemonSets, records, drains] = await Promise.all([
     deps.session(),
     deps.instanceTypes(),
@@ -358,7 +359,7 @@ async function start(
 
 /** One run: resume recorded disruptions, then start the candidates the budgets allow now. */
 export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<DriftReport> {
-  const snap = await snapshot(deps);
+  const snap = await takeSnapshot(deps);
   const report: DriftReport = {
     trigger: trigger.kind,
     candidates: 0,
