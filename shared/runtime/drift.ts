@@ -155,14 +155,19 @@ function clusterNodes(snap: Snapshot): { ours: ClusterNode[]; others: { node: No
   return { ours, others };
 }
 
-/** Per NodePool, the nodes disrupting now: deleting, draining, or with a disruption record. */
+/**
+ * Per NodePool, the nodes disrupting now: with a disruption record, or being deleted or drained.
+ * A node whose instance is already gone still counts until its Node is: the drain is not over.
+ */
 function disruptingByPool(snap: Snapshot, ours: readonly ClusterNode[]): Map<string, Set<string>> {
-  const recorded = new Set(snap.records.map((r) => r.nodeName));
   const out = new Map<string, Set<string>>();
-  for (const { node, instance } of ours) {
+  const add = (pool: string, name: string) => out.set(pool, new Set([...(out.get(pool) ?? []), name]));
+  for (const record of snap.records) add(record.nodePool, record.nodeName);
+  const poolOf = new Map(ours.map((n) => [n.node.metadata.name, n.instance.nodePool]));
+  for (const node of snap.nodes) {
     const name = node.metadata.name;
-    if (!deletionTimestamp(node) && !snap.drains.has(name) && !recorded.has(name)) continue;
-    out.set(instance.nodePool, new Set([...(out.get(instance.nodePool) ?? []), name]));
+    const pool = poolOf.get(name) ?? node.metadata.labels?.['karpenter.sh/nodepool'];
+    if (pool && (deletionTimestamp(node) || snap.drains.has(name))) add(pool, name);
   }
   return out;
 }
@@ -372,11 +377,13 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
     excluded: [],
   };
   await progress(deps, snap, report);
-  const run = planFromSnapshot(deps, snap);
+  // What progress() finished no longer disrupts; what it abandoned is not started again this run.
+  const finished = new Set(report.finished);
+  const run = planFromSnapshot(deps, { ...snap, records: snap.records.filter((r) => !finished.has(r.nodeName)) });
   const { plan } = run;
   report.candidates = plan.decisions.length;
   report.excluded = plan.excluded;
-  const recorded = new Set(snap.records.map((r) => r.nodeName));
+  const recorded = new Set([...snap.records.map((r) => r.nodeName), ...report.abandoned.map((a) => a.node)]);
   for (const decision of plan.decisions) {
     const name = decision.candidate.nodeName;
     if (recorded.has(name)) continue;

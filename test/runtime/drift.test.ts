@@ -197,6 +197,19 @@ describe('runDrift', () => {
     expect(await state.disruptions('default', 'disrupting')).toEqual(['b']);
   });
 
+  it('counts a node still draining after its instance is gone against the budget', async () => {
+    const p = pool();
+    addNode('a', 'i-0a', 'ami-old', 5, p);
+    const draining = ourNode('x', 'i-0dead');
+    (draining.metadata as { deletionTimestamp?: string }).deletionTimestamp = new Date(START).toISOString();
+    kube.putNode(draining);
+    const report = await runDrift(deps(p), { kind: 'schedule' });
+    expect(report.started).toEqual([]);
+    expect(report.blocked.map((b) => [b.node, b.message])).toEqual([
+      ['a', 'NodePool/default budgets[0] (nodes: 1) blocks: 1 of 1 node(s) at once, 1 already disrupting'],
+    ]);
+  });
+
   it('leaves a pinned AMI alone when nothing resolves differently', async () => {
     const p = pool();
     resolvedAMI = 'ami-pinned';
