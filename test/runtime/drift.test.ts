@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import type { Context } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { createHandler } from '../../lambdas/drift/handler';
 import type { Node, Pod } from '../../shared/apis/core/v1';
 import type { Budget, EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 import { KUBE } from '../../shared/contracts';
@@ -6,6 +9,7 @@ import { launchHashTags } from '../../shared/disruption/hash';
 import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
 import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import { type DriftDeps, parseDriftTrigger, REPLACEMENT_TIMEOUT_MS, runDrift } from '../../shared/runtime/drift';
+import { powertools } from '../../shared/runtime/powertools';
 import type { ClaimLauncher } from '../../shared/runtime/provision';
 import { instanceType } from '../scheduling/helpers';
 import {
@@ -220,12 +224,15 @@ describe('runDrift', () => {
 
   it('replaces an expired node whatever the budget, and drains it even when its replacement never registers', async () => {
     const p = pool([{ nodes: '0' }], '24h');
+    p.spec.template.spec.terminationGracePeriod = '1h';
     addNode('old', 'i-0a', 'ami-new', 25, p, [web('o1', 'old')]);
     const report = await runDrift(deps(p), { kind: 'schedule' });
     expect(report.started.map((s) => [s.node, s.reason, s.replacements.length])).toEqual([['old', 'Expired', 1]]);
     time.advance(REPLACEMENT_TIMEOUT_MS + 1);
     const later = await runDrift(deps(p), { kind: 'schedule' });
     expect(later.draining).toEqual(['old']);
+    // terminationGracePeriod bounds the drain from the moment it starts.
+    expect(await state.getDrain('old')).toMatchObject({ reason: 'Expired', deadline: time.clock() + 3600_000 });
   });
 
   it('abandons a drift whose replacement never registers: taint removed, slot given back', async () => {
@@ -262,6 +269,39 @@ describe('runDrift', () => {
     const report = await runDrift(deps(p), { kind: 'schedule' });
     expect(report.candidates).toBe(0);
     expect(kube.callsTo('patchNode')).toEqual([]);
+  });
+});
+
+describe('drift handler', () => {
+  const context = {
+    getRemainingTimeInMillis: () => 60_000,
+    awsRequestId: 'req',
+    functionName: 'fn',
+  } as unknown as Context;
+  process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
+  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+  const tools = powertools('test', 'c1');
+
+  it('runs on an AMI State Change event and reports what it did', async () => {
+    const p = pool();
+    addNode('a', 'i-0a', 'ami-old', 5, p, [web('a1', 'a')]);
+    const event = JSON.parse(readFileSync('test/fixtures/events/ami-state-change-available.json', 'utf8'));
+    const result = await createHandler(async () => deps(p), tools)(event, context);
+    expect(result).toMatchObject({ trigger: 'ami', started: [{ node: 'a', reason: 'Drifted' }] });
+  });
+
+  it('ignores other events and reports a failed run instead of throwing', async () => {
+    const handler = createHandler(async () => {
+      throw new Error('EKS cluster c1: DescribeCluster failed');
+    }, tools);
+    expect(
+      await handler({ source: 'aws.ec2', 'detail-type': 'EC2 Spot Instance Interruption Warning' }, context),
+    ).toEqual({
+      ignored: 'not an AMI State Change or scheduled event',
+    });
+    expect(await handler({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, context)).toEqual({
+      error: 'EKS cluster c1: DescribeCluster failed',
+    });
   });
 });
 
