@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { BUNDLE_OPTIONS, MAX_BUNDLE_BYTES } from '../infra/bundling';
+import { esbuildApiOptions, MAX_BUNDLE_BYTES } from '../infra/bundling';
 import { CONFIG_FILE_NAME, ENV } from '../shared/contracts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -57,17 +57,9 @@ export async function measureBundles(): Promise<BundleFigures[]> {
     for (const name of names) {
       const outfile = join(work, name, 'index.mjs');
       await build({
-        format: BUNDLE_OPTIONS.format,
-        mainFields: [...BUNDLE_OPTIONS.mainFields],
-        minify: BUNDLE_OPTIONS.minify,
-        sourcemap: BUNDLE_OPTIONS.sourcemap,
-        target: BUNDLE_OPTIONS.target,
-        platform: BUNDLE_OPTIONS.platform,
-        banner: { js: BUNDLE_OPTIONS.banner },
+        ...esbuildApiOptions(),
         entryPoints: [join(lambdas, name, 'handler.ts')],
-        bundle: true,
         outfile,
-        logLevel: 'error',
       });
       const code = readFileSync(outfile);
       const loadMs = medianWallMs(['--input-type=module', '-e', `await import(${JSON.stringify(outfile)})`], env);

@@ -1,6 +1,12 @@
 // How every karpless function is bundled, in one place: the CDK construct and the bundle benchmark
 // (bench/bundles.ts) both read it, so the sizes the benchmark reports are the sizes deployed.
 
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { leanSdkAliases } from './lean-sdk';
+
+const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
 /** esbuild's ESM output has no `require`; a few CJS dependencies of the SDK still call it. */
 export const REQUIRE_SHIM = "import { createRequire } from 'module';const require = createRequire(import.meta.url);";
 
@@ -18,3 +24,45 @@ export const BUNDLE_OPTIONS = {
 
 /** The deployed bundle must stay small enough to load fast on a cold start. */
 export const MAX_BUNDLE_BYTES = 1_000_000;
+
+let aliases: Record<string, string> | undefined;
+
+/**
+ * Package aliases every bundle is built with: the tree-shakeable copies of the SDK clients
+ * (./lean-sdk) and Lambda's environment credentials in place of the SDK's full default chain
+ * (./lambda-credentials). Prepared once per process; the copies are reused across processes.
+ */
+export function bundleAliases(): Readonly<Record<string, string>> {
+  aliases ??= {
+    ...leanSdkAliases(PROJECT_ROOT),
+    '@aws-sdk/credential-provider-node': join(PROJECT_ROOT, 'infra', 'lambda-credentials.ts'),
+  };
+  return aliases;
+}
+
+/** The options above in the shape of esbuild's build API: for the benchmark and the bundle tests. */
+export function esbuildApiOptions(): {
+  format: 'esm';
+  mainFields: string[];
+  minify: boolean;
+  sourcemap: boolean;
+  target: string;
+  platform: 'node';
+  banner: { js: string };
+  alias: Record<string, string>;
+  bundle: true;
+  logLevel: 'error';
+} {
+  return {
+    format: BUNDLE_OPTIONS.format,
+    mainFields: [...BUNDLE_OPTIONS.mainFields],
+    minify: BUNDLE_OPTIONS.minify,
+    sourcemap: BUNDLE_OPTIONS.sourcemap,
+    target: BUNDLE_OPTIONS.target,
+    platform: BUNDLE_OPTIONS.platform,
+    banner: { js: BUNDLE_OPTIONS.banner },
+    alias: { ...bundleAliases() },
+    bundle: true,
+    logLevel: 'error',
+  };
+}

@@ -8,7 +8,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { CONFIG_FILE_NAME, ENV } from '../shared/contracts';
-import { BUNDLE_OPTIONS } from './bundling';
+import { BUNDLE_OPTIONS, bundleAliases } from './bundling';
 
 /** Where bundled code finds the configuration document (Lambda's task root). */
 export const BUNDLED_CONFIG_PATH = `/var/task/${CONFIG_FILE_NAME}`;
@@ -60,6 +60,9 @@ export class KarplessFunction extends Construct {
         sourceMap: BUNDLE_OPTIONS.sourcemap,
         target: BUNDLE_OPTIONS.target,
         banner: BUNDLE_OPTIONS.banner,
+        esbuildArgs: Object.fromEntries(
+          Object.entries(bundleAliases()).map(([name, path]) => [`--alias:${name}`, path]),
+        ),
         // The SDK is bundled, pinned by our lockfile, rather than taken from whatever the runtime ships.
         bundleAwsSDK: true,
         forceDockerBundling: false,

@@ -143,12 +143,17 @@ export function launchStatements({ clusterName, nodeRoleArns }: ScopeArgs): Poli
       actions: ['ssm:GetParameter'],
       resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}::parameter/aws/service/*`],
     }),
-    new PolicyStatement({
-      sid: 'AllowPricingReadActions',
-      actions: ['pricing:GetProducts'],
-      resources: ['*'],
-    }),
+    pricingReads(),
   ];
+}
+
+/** On-demand prices (AllowPricingReadActions): the Pricing API has no resource-level permissions. */
+export function pricingReads(): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'AllowPricingReadActions',
+    actions: ['pricing:GetProducts'],
+    resources: ['*'],
+  });
 }
 
 /** TerminateInstances (and, for garbage collection, DeleteLaunchTemplate) only on what the cluster owns. */
@@ -166,6 +171,31 @@ export function scopedDeletion(
       StringLike: { [`aws:ResourceTag/${TAG.nodePool}`]: '*' },
     },
   });
+}
+
+/**
+ * Garbage collection of the cluster's managed instance profiles: list and read them under the
+ * cluster's IAM path (`/karpenter/<region>/<cluster>/`, see instanceProfilePath), and remove the
+ * role from and delete only those tagged as the cluster's in this region (AllowScopedInstanceProfileActions).
+ */
+export function instanceProfileCleanup(clusterName: string): PolicyStatement[] {
+  const underPath = `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:instance-profile/karpenter/${Aws.REGION}/${clusterName}/*`;
+  return [
+    new PolicyStatement({
+      sid: 'AllowScopedInstanceProfileListActions',
+      actions: ['iam:ListInstanceProfiles', 'iam:GetInstanceProfile'],
+      resources: [underPath],
+    }),
+    new PolicyStatement({
+      sid: 'AllowScopedInstanceProfileDeletion',
+      actions: ['iam:RemoveRoleFromInstanceProfile', 'iam:DeleteInstanceProfile'],
+      resources: [underPath],
+      conditions: {
+        StringEquals: { ...ownedResource(clusterName), 'aws:ResourceTag/topology.kubernetes.io/region': Aws.REGION },
+        StringLike: { [`aws:ResourceTag/${TAG.nodeClass}`]: '*' },
+      },
+    }),
+  ];
 }
 
 /** Re-tagging our own instances at registration: only the keys Karpenter sets then. */

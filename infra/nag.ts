@@ -69,7 +69,13 @@ function defaultPolicy(fn: { role?: IConstruct | undefined }): IConstruct | unde
 /** Acknowledges the accepted findings; returns what it acknowledged, so a test can find any that match nothing. */
 export function acknowledgeNagFindings(provisioner: Provisioner): NagAcknowledgement[] {
   const made: NagAcknowledgement[] = [];
-  for (const f of [provisioner.watcher, provisioner.provision, provisioner.interruption]) {
+  for (const f of [
+    provisioner.watcher,
+    provisioner.provision,
+    provisioner.interruption,
+    provisioner.drift,
+    provisioner.gc,
+  ]) {
     acknowledge(
       made,
       f.function.role,
@@ -78,7 +84,7 @@ export function acknowledgeNagFindings(provisioner: Provisioner): NagAcknowledge
     );
     acknowledge(made, defaultPolicy(f.function), 'IAM5[Resource::*]', LAUNCH_WILDCARDS['IAM5[Resource::*]'] ?? '');
   }
-  for (const f of [provisioner.watcher, provisioner.interruption]) {
+  for (const f of [provisioner.watcher, provisioner.interruption, provisioner.gc]) {
     acknowledge(
       made,
       defaultPolicy(f.function),
@@ -86,8 +92,23 @@ export function acknowledgeNagFindings(provisioner: Provisioner): NagAcknowledge
       'terminating and re-tagging instances requires the kubernetes.io/cluster/<cluster>=owned resource tag',
     );
   }
-  for (const [finding, reason] of Object.entries(LAUNCH_WILDCARDS)) {
-    acknowledge(made, defaultPolicy(provisioner.provision.function), finding, reason);
+  const gcPolicy = defaultPolicy(provisioner.gc.function);
+  acknowledge(
+    made,
+    gcPolicy,
+    ec2('launch-template/*'),
+    'leaked launch templates are deleted by id; DeleteLaunchTemplate requires the kubernetes.io/cluster/<cluster>=owned resource tag',
+  );
+  acknowledge(
+    made,
+    gcPolicy,
+    `IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:instance-profile/karpenter/<AWS::Region>/${provisioner.clusterName}/*]`,
+    "the cluster's instance profiles live under its IAM path; deleting one requires the cluster, region and node class tags",
+  );
+  for (const launching of [provisioner.provision, provisioner.drift]) {
+    for (const [finding, reason] of Object.entries(LAUNCH_WILDCARDS)) {
+      acknowledge(made, defaultPolicy(launching.function), finding, reason);
+    }
   }
   for (const role of provisioner.nodeRoles) {
     for (const policy of NODE_POLICIES) {

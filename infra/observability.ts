@@ -1,5 +1,5 @@
 // The dashboard and alarms an operator looks at first: what was decided and launched, what failed,
-// and whether anything is piling up (queue age, DLQ depth, function errors).
+// and whether anything is piling up (queue age, DLQ depth, function errors), and what was disrupted.
 
 import { Duration } from 'aws-cdk-lib';
 import {
@@ -110,6 +110,14 @@ export class Observability extends Construct {
       }),
     );
     this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Disruptions by reason',
+        left: [search(METRIC.disruptions, 'Sum', 'nodes disrupted')],
+      }),
+      new GraphWidget({
+        title: 'Garbage collected by resource and reason',
+        left: [search(METRIC.garbageCollected, 'Sum', 'deleted')],
+      }),
       new GraphWidget({
         title: 'Function errors',
         left: Object.values(props.functions).map((f) => f.metricErrors({ period: Duration.minutes(5) })),

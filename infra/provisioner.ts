@@ -1,6 +1,9 @@
 // The Provisioner construct: everything karpless deploys for one cluster. The watcher lists pending
 // pods and registers nodes; the provision function turns notices into instances; the interruption
-// function drains what AWS is about to take away. Manifests are validated while this constructs, so
+// function drains what AWS is about to take away; the drift function replaces drifted and expired
+// nodes within their NodePools' disruption budgets; the gc function removes what nothing uses any
+// more (unregistered or orphaned instances, dead Nodes, leaked launch templates and instance
+// profiles) and empty nodes past consolidateAfter. Manifests are validated while this constructs, so
 // a bad NodePool fails `cdk synth`, never a Lambda at night.
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -24,8 +27,10 @@ import { loadDeployConfiguration } from './configuration';
 import { KarplessFunction } from './function';
 import {
   clusterDiscovery,
+  instanceProfileCleanup,
   launchStatements,
   NODE_ROLE_MANAGED_POLICIES,
+  pricingReads,
   regionalReads,
   scopedDeletion,
   scopedInstanceTagging,
@@ -63,6 +68,22 @@ export interface ProvisionerProps {
    * @default Duration.minutes(1)
    */
   readonly watcherInterval?: Duration;
+  /**
+   * How often the drift function re-resolves every EC2NodeClass (AMIs, subnets, security groups)
+   * and moves drifted and expired nodes through their budgeted replacement. An `EC2 AMI State
+   * Change` event of the account also starts a run; AWS's own AMI releases raise no event, so this
+   * schedule is what notices them.
+   * @default Duration.minutes(5)
+   */
+  readonly driftInterval?: Duration;
+  /**
+   * How often the gc function runs: it terminates instances that did not register within 15
+   * minutes or lost their Node, deletes Nodes whose instance is gone, launch templates and instance
+   * profiles the configuration no longer has, and hands nodes empty past `consolidateAfter` to the
+   * termination flow within their NodePool's budgets. Karpenter's garbage collection interval.
+   * @default Duration.minutes(2)
+   */
+  readonly gcInterval?: Duration;
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /**
@@ -84,11 +105,29 @@ const LAMBDAS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'lamb
 const INTERRUPTION_TIMEOUT = Duration.seconds(20);
 const PROVISION_TIMEOUT = Duration.minutes(2);
 const WATCHER_TIMEOUT = Duration.seconds(60);
+const DRIFT_TIMEOUT = Duration.minutes(2);
+const GC_TIMEOUT = Duration.seconds(90);
+
+/** The EC2 describes of the launch path (node-class resolution, instance types, prices, fleet). */
+const LAUNCH_READS = [
+  'DescribeAvailabilityZones',
+  'DescribeCapacityReservations',
+  'DescribeImages',
+  'DescribeInstances',
+  'DescribeInstanceTypeOfferings',
+  'DescribeInstanceTypes',
+  'DescribeLaunchTemplates',
+  'DescribePlacementGroups',
+  'DescribeSecurityGroups',
+  'DescribeSpotPriceHistory',
+  'DescribeSubnets',
+];
 
 /** EKS: 1–100 characters, a letter or digit first, then letters, digits, hyphens and underscores. */
 const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
 
 export class Provisioner extends Construct {
+  readonly clusterName: string;
   readonly configuration: Configuration;
   /** The configuration document bundled with every function (written at synth). */
   readonly configurationFile: string;
@@ -97,12 +136,15 @@ export class Provisioner extends Construct {
   readonly watcher: KarplessFunction;
   readonly provision: KarplessFunction;
   readonly interruption: KarplessFunction;
+  readonly drift: KarplessFunction;
+  readonly gc: KarplessFunction;
   readonly nodeRoles: IRole[];
   readonly observability: Observability;
 
   constructor(scope: Construct, id: string, props: ProvisionerProps) {
     super(scope, id);
     const { clusterName } = props;
+    this.clusterName = clusterName;
     if (!Token.isUnresolved(clusterName) && !CLUSTER_NAME.test(clusterName)) {
       throw new Error(
         `clusterName '${clusterName}' is not an EKS cluster name: 1-100 letters, digits, hyphens and underscores, starting with a letter or digit`,
@@ -145,17 +187,23 @@ export class Provisioner extends Construct {
         memorySizeMiB,
         environment: { ...environment, ...extra },
         logRetention,
-        // Two watchers at once would put every notice twice; the next run picks up anything missed.
-        ...(fnId === 'Watcher' ? { reservedConcurrency: 1 } : {}),
+        // Two watchers at once would put every notice twice; two drift runs would race for the same
+        // budget slots (the ledger keeps them within budget, but one run at a time keeps it simple).
+        // Two gc runs would delete the same leftovers twice and race for emptiness budget slots.
+        ...(fnId === 'Watcher' || fnId === 'Drift' || fnId === 'Gc' ? { reservedConcurrency: 1 } : {}),
       });
     this.watcher = fn('Watcher', WATCHER_TIMEOUT, 512);
     this.provision = fn('Provision', PROVISION_TIMEOUT, 1024);
     this.interruption = fn('Interruption', INTERRUPTION_TIMEOUT, 512, {
       [ENV.rebalanceAction]: props.rebalanceAction ?? 'record',
     });
+    this.drift = fn('Drift', DRIFT_TIMEOUT, 1024);
+    this.gc = fn('Gc', GC_TIMEOUT, 512);
 
     this.grantPermissions(clusterName);
     this.wireEvents(props.watcherInterval ?? Duration.minutes(1));
+    this.wireDrift(props.driftInterval ?? Duration.minutes(5));
+    this.wireGc(props.gcInterval ?? Duration.minutes(2));
     this.createAccessEntries(clusterName, props.nodeAccessEntries ?? true);
 
     this.observability = new Observability(this, 'Observability', {
@@ -164,6 +212,8 @@ export class Provisioner extends Construct {
         Watcher: this.watcher.function,
         Provision: this.provision.function,
         Interruption: this.interruption.function,
+        Drift: this.drift.function,
+        Gc: this.gc.function,
       },
       queues: { Provision: this.queues.provisionQueue, Interruption: this.queues.interruptionQueue },
       deadLetterQueues: {
@@ -202,30 +252,35 @@ export class Provisioner extends Construct {
 
   private grantPermissions(clusterName: string): void {
     const noticeBus = this.queues.noticeBus;
-    for (const f of [this.watcher, this.provision, this.interruption]) {
+    for (const f of [this.watcher, this.provision, this.interruption, this.drift, this.gc]) {
       this.table.grantReadWriteData(f.function);
       noticeBus.grantPutEventsTo(f.function);
       f.function.addToRolePolicy(clusterDiscovery(clusterName));
     }
     const nodeRoleArns = this.nodeRoles.map((r) => r.roleArn);
-    for (const statement of launchStatements({ clusterName, nodeRoleArns })) {
-      this.provision.function.addToRolePolicy(statement);
+    // The drift function launches replacements through the same path as the provision function.
+    for (const launching of [this.provision, this.drift]) {
+      for (const statement of launchStatements({ clusterName, nodeRoleArns })) {
+        launching.function.addToRolePolicy(statement);
+      }
+      launching.function.addToRolePolicy(regionalReads(LAUNCH_READS));
     }
-    this.provision.function.addToRolePolicy(
+
+    // Consolidation prices the nodes and simulates where their pods go: the instance type reads.
+    this.gc.function.addToRolePolicy(
       regionalReads([
         'DescribeAvailabilityZones',
-        'DescribeCapacityReservations',
-        'DescribeImages',
         'DescribeInstances',
         'DescribeInstanceTypeOfferings',
         'DescribeInstanceTypes',
         'DescribeLaunchTemplates',
-        'DescribePlacementGroups',
-        'DescribeSecurityGroups',
+        'DescribeLaunchTemplateVersions',
         'DescribeSpotPriceHistory',
-        'DescribeSubnets',
       ]),
     );
+    this.gc.function.addToRolePolicy(pricingReads());
+    this.gc.function.addToRolePolicy(scopedDeletion(clusterName, ['instance', 'launch-template']));
+    for (const statement of instanceProfileCleanup(clusterName)) this.gc.function.addToRolePolicy(statement);
     this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances']));
     this.watcher.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));
     this.watcher.function.addToRolePolicy(scopedInstanceTagging(clusterName));
@@ -252,6 +307,31 @@ export class Provisioner extends Construct {
     });
   }
 
+  private wireDrift(driftInterval: Duration): void {
+    const target = new LambdaFunction(this.drift.function, { retryAttempts: 0, maxEventAge: Duration.minutes(5) });
+    new Rule(this, 'DriftSchedule', {
+      description: 'karpless drift: re-resolve node classes, replace drifted and expired nodes within budgets',
+      schedule: Schedule.rate(driftInterval),
+      // A missed run is not retried: the next scheduled one re-reads everything.
+      targets: [target],
+    });
+    new Rule(this, 'AmiStateChangeRule', {
+      description: 'karpless drift: an AMI of this account became available',
+      eventPattern: { source: ['aws.ec2'], detailType: ['EC2 AMI State Change'], detail: { State: ['available'] } },
+      targets: [target],
+    });
+  }
+
+  private wireGc(gcInterval: Duration): void {
+    new Rule(this, 'GcSchedule', {
+      description:
+        'karpless gc: orphaned instances and Nodes, leaked launch templates and instance profiles, empty nodes',
+      schedule: Schedule.rate(gcInterval),
+      // A missed run is not retried: the next one lists everything again.
+      targets: [new LambdaFunction(this.gc.function, { retryAttempts: 0, maxEventAge: gcInterval })],
+    });
+  }
+
   private createAccessEntries(clusterName: string, nodeEntries: boolean): void {
     if (nodeEntries) {
       const windows = this.configuration.nodeClasses.some((c) => resolveAMIFamily(c)?.startsWith('Windows'));
@@ -265,7 +345,7 @@ export class Provisioner extends Construct {
         }
       });
     }
-    for (const f of [this.watcher, this.interruption]) {
+    for (const f of [this.watcher, this.interruption, this.drift, this.gc]) {
       const role = f.function.role;
       if (!role) continue;
       new CfnAccessEntry(this, `${f.node.id}Access`, {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { aliasParameters } from '../../shared/amifamily/alias';
 import { LABEL_NODEPOOL } from '../../shared/apis/v1/labels';
 import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
+import type { ReservedCapacity } from '../../shared/instancetypes/reserved';
 import type { Catalog } from '../../shared/instancetypes/types';
 import { kubeDNSIP } from '../../shared/launch/cluster';
 import type { ClusterInfo, ResolvedAMI } from '../../shared/launch/launchtemplate';
@@ -49,6 +50,48 @@ export function parseSubnetFlags(values: readonly string[]): Record<string, stri
     out[zone] = [...(out[zone] ?? []), id];
   }
   return out;
+}
+
+/** `--capacity-reservation ID=ZONE:TYPE[:COUNT]`: a reservation the dry run may plan onto (COUNT default 1). */
+export function parseCapacityReservationFlags(values: readonly string[]): ReservedCapacity[] {
+  const seen = new Set<string>();
+  return values.map((value) => {
+    const match = /^(cr-[0-9a-z]+)=([a-z0-9-]+):([a-z0-9-]+\.[a-z0-9-]+)(?::(\d+))?$/.exec(value);
+    if (!match) {
+      throw new UsageError(
+        `--capacity-reservation "${value}": expected ID=ZONE:TYPE[:COUNT], e.g. --capacity-reservation cr-0abc=us-east-1a:p5.48xlarge:2`,
+      );
+    }
+    const [, id = '', zone = '', type = '', count] = match;
+    if (seen.has(id)) throw new UsageError(`--capacity-reservation ${id} is given twice`);
+    seen.add(id);
+    const available = count === undefined ? 1 : Number(count);
+    if (available < 1) throw new UsageError(`--capacity-reservation "${value}": COUNT must be at least 1`);
+    return {
+      id,
+      instanceType: type,
+      availabilityZone: zone,
+      reservationType: 'default',
+      interruptible: false,
+      state: 'active',
+      availableInstanceCount: available,
+    };
+  });
+}
+
+/**
+ * The flag reservations a node class would select. Offline only an id term can be checked: a term
+ * by id selects that reservation, a term by tags or match criteria is assumed to select every one,
+ * and a node class without terms selects none, as in Karpenter.
+ */
+export function reservationsSelectedBy(
+  nodeClass: EC2NodeClass,
+  reservations: readonly ReservedCapacity[],
+): ReservedCapacity[] {
+  const terms = nodeClass.spec.capacityReservationSelectorTerms ?? [];
+  if (terms.some((t) => !t.id)) return [...reservations];
+  const ids = new Set(terms.map((t) => t.id));
+  return reservations.filter((r) => ids.has(r.id));
 }
 
 /** The AMIs a node class would resolve to, as far as manifests tell without AWS. */
@@ -145,8 +188,11 @@ export function planRequests(args: {
   cluster: OfflineCluster;
   subnets: Record<string, string[]>;
   securityGroups: readonly string[];
+  /** --capacity-reservation: each claim launched into one takes an instance of it, as at launch. */
+  reservations?: readonly ReservedCapacity[];
 }): PlannedRequests[] {
   const counts = new Map<string, number>();
+  const left = new Map((args.reservations ?? []).map((r) => [r.id, r.availableInstanceCount]));
   return args.nodeClaims.map((claim) => {
     const nodePool = args.nodePools.find((p) => p.metadata.name === claim.nodePool);
     const nodeClass = args.nodeClasses.find((c) => c.metadata.name === nodePool?.spec.template.spec.nodeClassRef.name);
@@ -159,7 +205,11 @@ export function planRequests(args: {
     const plan = planLaunch(launchClaimOf(claim, nodeClaimName, nodePool, nodeClass), resolved, {
       clusterName: args.cluster.name,
       region: args.cluster.region,
+      // A reservation the plan put more claims on than it holds: the rest fall back, as the launcher's count does.
+      availability: { reservation: (id) => (left.get(id) ?? 1) <= 0 },
     });
+    const reservationId = plan.capacityType === 'reserved' ? plan.overrides[0]?.reservationId : undefined;
+    if (reservationId !== undefined) left.set(reservationId, (left.get(reservationId) ?? 1) - 1);
     return { nodeClaimName, plan };
   });
 }

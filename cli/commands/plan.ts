@@ -7,12 +7,21 @@ import { readManifestFiles } from '../../shared/apis/load';
 import { ConfigurationError, formatProblem, type Problem } from '../../shared/apis/problems';
 import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 import { loadBuiltInCatalog, readCatalogFile } from '../../shared/instancetypes/catalog';
+import { type ReservedCapacity, withReservedOfferings } from '../../shared/instancetypes/reserved';
 import { resolveInstanceTypes } from '../../shared/instancetypes/resolve';
 import type { Catalog, InstanceType } from '../../shared/instancetypes/types';
+import { settleReservations } from '../../shared/launch/reservations';
 import { podKey, type SchedulingResult, solve } from '../../shared/scheduling';
 import { collectWorkloads, toExistingNodes } from '../../shared/workloads';
 import { type Command, flagValue, flagValues, type IO, type ParsedArgs, parseArgs, UsageError } from '../command';
-import { DEFAULT_OFFLINE_CLUSTER, parseSubnetFlags, planRequests, writePlannedRequests } from './plan-requests';
+import {
+  DEFAULT_OFFLINE_CLUSTER,
+  parseCapacityReservationFlags,
+  parseSubnetFlags,
+  planRequests,
+  reservationsSelectedBy,
+  writePlannedRequests,
+} from './plan-requests';
 
 const USAGE = `Usage: karpless plan --manifests FILE|DIR... --pods FILE|DIR... [flags]
 
@@ -33,6 +42,10 @@ Flags (each may repeat, or take comma-separated paths):
   --security-group ID  a security group for --requests (repeatable; default: a placeholder)
   --cluster-name NAME  the cluster for --requests (tags, instance profile; default: "cluster")
   --kubernetes-version V  the cluster version for --requests AMI aliases (default: 1.33)
+  --capacity-reservation ID=ZONE:TYPE[:COUNT]
+                     a capacity reservation to plan onto (repeatable; COUNT default 1). EC2NodeClasses
+                     whose capacityReservationSelectorTerms could select it offer it as capacity type
+                     "reserved" (a term by id must name it); NodePools must allow "reserved"
 
 Exit status: 0 when a plan was made (even with unschedulable pods), 1 on invalid input, 2 on bad flags.
 `;
@@ -42,7 +55,7 @@ export interface PlanJSON {
   nodeClaims: {
     nodePool: string;
     instanceTypes: string[];
-    offering: { instanceType: string; zone: string; capacityType: string; price: number };
+    offering: { instanceType: string; zone: string; capacityType: string; price: number; reservationId?: string };
     pods: string[];
     requirements: unknown[];
   }[];
@@ -61,6 +74,9 @@ export function planToJSON(result: SchedulingResult): PlanJSON {
         zone: claim.offering.zone,
         capacityType: claim.offering.capacityType,
         price: claim.offering.price,
+        ...(claim.offering.capacityType === 'reserved' && claim.offering.reservationId
+          ? { reservationId: claim.offering.reservationId }
+          : {}),
       },
       pods: claim.pods.map(podKey),
       requirements: claim.requirements,
@@ -105,7 +121,9 @@ export function formatPlan(result: SchedulingResult): string {
       rows.push([
         claim.nodePool,
         type,
-        claim.offering.capacityType,
+        claim.offering.capacityType === 'reserved' && claim.offering.reservationId
+          ? `reserved (${claim.offering.reservationId})`
+          : claim.offering.capacityType,
         claim.offering.zone,
         String(claim.pods.length),
         claim.offering.price.toFixed(4),
@@ -134,6 +152,44 @@ export function formatPlan(result: SchedulingResult): string {
   return `${out}\n`;
 }
 
+/** Why a --capacity-reservation cannot be planned onto: nothing selects it, or the catalog lacks its type or zone. */
+export function reservationNotes(
+  reservations: readonly ReservedCapacity[],
+  catalog: Catalog,
+  nodeClasses: readonly EC2NodeClass[],
+): string[] {
+  const notes: string[] = [];
+  for (const r of reservations) {
+    const type = catalog.instanceTypes.find((t) => t.name === r.instanceType);
+    if (!type)
+      notes.push(`--capacity-reservation ${r.id}: the catalog has no instance type ${r.instanceType}; ignored`);
+    else if (!type.offerings.some((o) => o.zone === r.availabilityZone)) {
+      notes.push(`--capacity-reservation ${r.id}: ${r.instanceType} is not offered in ${r.availabilityZone}; ignored`);
+    }
+    if (!nodeClasses.some((c) => reservationsSelectedBy(c, [r]).length > 0)) {
+      notes.push(
+        `--capacity-reservation ${r.id}: no EC2NodeClass has capacityReservationSelectorTerms that select it; ignored`,
+      );
+    }
+  }
+  return notes;
+}
+
+/** Claims left on a reservation past its count because their NodePool allows nothing else. */
+export function overbookedNotes(
+  overbooked: Record<string, number>,
+  reservations: readonly ReservedCapacity[],
+): string[] {
+  return reservations.flatMap((r) => {
+    const n = overbooked[r.id] ?? 0;
+    return n > 0
+      ? [
+          `${n} more NodeClaim${n === 1 ? '' : 's'} planned onto ${r.id} than it holds (${r.availableInstanceCount}), and the NodePool allows no other capacity type: ${n === 1 ? 'its launch fails' : 'their launches fail'} until the reservation frees up`,
+        ]
+      : [];
+  });
+}
+
 /** Paths of a repeatable flag, each occurrence possibly comma-separated. */
 function paths(parsed: ParsedArgs, name: string): string[] {
   return flagValues(parsed, name)
@@ -151,6 +207,7 @@ export function instanceTypesByNodePool(
   catalog: Catalog,
   nodePools: readonly NodePool[],
   nodeClasses: readonly EC2NodeClass[],
+  reservations: readonly ReservedCapacity[] = [],
 ): { instanceTypes: Record<string, InstanceType[]>; problems: Problem[] } {
   const instanceTypes: Record<string, InstanceType[]> = {};
   const problems: Problem[] = [];
@@ -170,7 +227,10 @@ export function instanceTypesByNodePool(
     // NodePools sharing a class share its resolved types: resolving is the costly part of a plan.
     let types = resolved.get(name);
     if (!types) {
-      types = resolveInstanceTypes(catalog, nodeClass);
+      types = withReservedOfferings(
+        resolveInstanceTypes(catalog, nodeClass),
+        reservationsSelectedBy(nodeClass, reservations),
+      );
       resolved.set(name, types);
     }
     instanceTypes[nodePool.metadata.name] = types;
@@ -196,6 +256,7 @@ export const planCommand: Command = {
         '--security-group',
         '--cluster-name',
         '--kubernetes-version',
+        '--capacity-reservation',
       ],
     });
     if (parsed.positional.length > 0) {
@@ -207,6 +268,7 @@ export const planCommand: Command = {
     if (podPaths.length === 0) throw new UsageError('missing required flag --pods');
     const json = flagValue(parsed, '--json') !== undefined;
     const requestSubnets = parseSubnetFlags(flagValues(parsed, '--subnet'));
+    const reservations = parseCapacityReservationFlags(flagValues(parsed, '--capacity-reservation'));
 
     let configuration: ReturnType<typeof requireConfiguration>;
     try {
@@ -246,22 +308,27 @@ export const planCommand: Command = {
 
     const catalogPath = flagValue(parsed, '--catalog');
     const catalog = catalogPath === undefined ? loadBuiltInCatalog() : readCatalogFile(catalogPath);
-    const resolved = instanceTypesByNodePool(catalog, nodePools, nodeClasses);
+    const resolved = instanceTypesByNodePool(catalog, nodePools, nodeClasses, reservations);
     if (resolved.problems.length > 0) {
       writeProblems(io, resolved.problems);
       return 1;
     }
+    for (const note of reservationNotes(reservations, catalog, nodeClasses)) io.stderr.write(`note: ${note}\n`);
 
-    const result = solve({
-      pods: workloads.pending,
-      nodePools,
-      instanceTypes: resolved.instanceTypes,
-      daemonSets: workloads.daemonSets,
-      existingNodes: existing.existingNodes,
-    });
+    const settled = settleReservations(
+      solve({
+        pods: workloads.pending,
+        nodePools,
+        instanceTypes: resolved.instanceTypes,
+        daemonSets: workloads.daemonSets,
+        existingNodes: existing.existingNodes,
+      }),
+    );
+    const result = settled.result;
     // Only the price caveat matters for reading a plan; where the catalog came from does not.
     for (const note of (catalog.notes ?? []).filter((n) => /spot/i.test(n))) io.stderr.write(`note: ${note}\n`);
     io.stdout.write(json ? `${JSON.stringify(planToJSON(result), null, 2)}\n` : formatPlan(result));
+    for (const note of overbookedNotes(settled.overbooked, reservations)) io.stderr.write(`note: ${note}\n`);
     const requestsDir = flagValue(parsed, '--requests');
     if (requestsDir !== undefined) {
       const written = writePlannedRequests(
@@ -279,6 +346,7 @@ export const planCommand: Command = {
           },
           subnets: requestSubnets,
           securityGroups: flagValues(parsed, '--security-group'),
+          reservations,
         }),
       );
       io.stderr.write(`wrote ${written.length} request file${written.length === 1 ? '' : 's'} to ${requestsDir}\n`);

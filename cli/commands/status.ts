@@ -8,8 +8,10 @@ import type { Condition, EC2NodeClass } from '../../shared/apis/v1/types';
 import { NODECLASS_CONDITIONS, type NodeClassResolution, resolveNodeClass } from '../../shared/nodeclass';
 import { AMIProvider } from '../../shared/providers/ami';
 import { EndpointError } from '../../shared/providers/aws-client';
+import { CapacityReservationProvider } from '../../shared/providers/capacityreservation';
 import { ClusterProvider } from '../../shared/providers/cluster';
 import { InstanceProfileProvider } from '../../shared/providers/instanceprofile';
+import { PlacementGroupProvider } from '../../shared/providers/placementgroup';
 import { awsApis } from '../../shared/providers/ports';
 import { SecurityGroupProvider } from '../../shared/providers/securitygroup';
 import { SubnetProvider } from '../../shared/providers/subnet';
@@ -170,6 +172,8 @@ export const statusCommand: Command = {
           region,
           ...(cluster?.arn ? { clusterArn: cluster.arn } : {}),
         }),
+        capacityReservations: new CapacityReservationProvider(aws.ec2),
+        placementGroups: new PlacementGroupProvider(aws.ec2),
         ...(cluster ? { k8sVersion: cluster.version } : {}),
         mode: 'inspect' as const,
       };

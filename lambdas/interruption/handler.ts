@@ -5,7 +5,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { errorMessage } from '../../shared/providers/aws-errors';
-import { buildRuntime, interruptionDeps } from '../../shared/runtime/environment';
+import { interruptionDeps } from '../../shared/runtime/deps/interruption';
+import { buildRuntime } from '../../shared/runtime/environment';
 import { handleInterruption, type InterruptionDeps } from '../../shared/runtime/interruption';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
 

@@ -4,7 +4,8 @@
 
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { errorMessage } from '../../shared/providers/aws-errors';
-import { buildRuntime, provisionDeps } from '../../shared/runtime/environment';
+import { provisionDeps } from '../../shared/runtime/deps/provision';
+import { buildRuntime } from '../../shared/runtime/environment';
 import { parseProvisionRecords } from '../../shared/runtime/notices';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
 import { type ProvisionDeps, provision } from '../../shared/runtime/provision';

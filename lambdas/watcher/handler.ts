@@ -3,7 +3,8 @@
 
 import type { Context } from 'aws-lambda';
 import { errorMessage } from '../../shared/providers/aws-errors';
-import { buildRuntime, watcherDeps } from '../../shared/runtime/environment';
+import { watcherDeps } from '../../shared/runtime/deps/watcher';
+import { buildRuntime } from '../../shared/runtime/environment';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
 import { runWatcher, type WatcherDeps, type WatcherReport } from '../../shared/runtime/watcher';
 

@@ -38,13 +38,10 @@ import { dynamoApi } from '../../shared/providers/dynamo-port';
 import { DynamoStateStore } from '../../shared/providers/dynamostate';
 import { bundledSnapshot } from '../../shared/providers/pricing';
 import { driftDeps } from '../../shared/runtime/deps/drift';
-import {
-  buildRuntime,
-  interruptionDeps,
-  provisionDeps,
-  type Runtime,
-  watcherDeps,
-} from '../../shared/runtime/environment';
+import { interruptionDeps } from '../../shared/runtime/deps/interruption';
+import { provisionDeps } from '../../shared/runtime/deps/provision';
+import { watcherDeps } from '../../shared/runtime/deps/watcher';
+import { buildRuntime, type Runtime } from '../../shared/runtime/environment';
 import { once, type Powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import type { Telemetry } from '../../shared/runtime/telemetry';

@@ -79,6 +79,8 @@ export const METRIC = {
   drains: 'NodesDrained',
   /** Nodes handed to termination by a disruption (dimensions nodePool, reason: Drifted, Expired, …). */
   disruptions: 'NodesDisrupted',
+  /** Deletions by the gc function (dimensions resource: instance, node, launch-template, instance-profile; reason). */
+  garbageCollected: 'GarbageCollected',
   unschedulablePods: 'UnschedulablePods',
   noticesPut: 'NoticesPut',
 } as const;

@@ -31,6 +31,8 @@ export const STATE_ITEM = {
   prices: 'prices',
   /** pk `disruption`, sk = node name: a node being disrupted (replacements launched, drain pending). */
   disruptions: 'disruption',
+  /** pk `registered`, sk = instance id: instances the gc function saw with a registered Node. */
+  registered: 'registered',
   /** pk `budget#<nodePool>`, sk = budget key: nodes being disrupted under one disruption budget. */
   budgetPrefix: 'budget#',
 } as const;

@@ -54,6 +54,7 @@ export {
 } from './ec2';
 export { type AMIFamilyFeatures, amiFamilyFeatures } from './family';
 export * from './labels';
+export { RESERVED_PRICE_DIVISOR, type ReservedCapacity, reservedOffering, withReservedOfferings } from './reserved';
 export { capacitySettings, type ResolveOptions, resolveInstanceTypes } from './resolve';
 export { SYNTHETIC_REGION, SYNTHETIC_ZONES, syntheticCatalog, syntheticPrice } from './synthetic';
 export type * from './types';

@@ -14,6 +14,7 @@ import {
   type ListOptions,
   type NodePatch,
   type ObjectList,
+  type PodDisruptionBudget,
   type WatchEvent,
   type WatchOptions,
   type WatchResult,
@@ -127,6 +128,10 @@ export class HttpKubeClient implements KubeClient {
         await this.transport.sleep(Math.min(left, this.transport.backoff(attempt, this.evictionRetry)));
       }
     }
+  }
+
+  listPodDisruptionBudgets(options: ListOptions = {}): Promise<ObjectList<PodDisruptionBudget>> {
+    return this.list<PodDisruptionBudget>('/apis/policy/v1/poddisruptionbudgets', options);
   }
 
   async deleteNode(name: string): Promise<void> {

@@ -2,7 +2,7 @@
 // lifecycle code ask for Pick<KubeClient, …>; shared/kube/client.ts implements it over node:https
 // with an EKS token, and test/support/kube/ holds the fake API server it is tested against.
 
-import type { Node, Pod, Workload } from '../apis/core/v1';
+import type { LabelSelector, Node, Pod, Workload } from '../apis/core/v1';
 import type { Taint } from '../apis/v1/types';
 
 export interface ListOptions {
@@ -57,6 +57,13 @@ export type EvictionOutcome =
   /** A PodDisruptionBudget refused it (429) until the deadline passed. */
   | { kind: 'blocked'; message: string };
 
+/** The fields of a policy/v1 PodDisruptionBudget karpless reads: which pods, and what it allows now. */
+export interface PodDisruptionBudget {
+  metadata: { name: string; namespace?: string };
+  spec?: { selector?: LabelSelector };
+  status?: { disruptionsAllowed?: number };
+}
+
 export interface KubeClient {
   listPods(options?: ListOptions): Promise<ObjectList<Pod>>;
   watchPods(options: WatchOptions, onEvent: (event: WatchEvent<Pod>) => void): Promise<WatchResult>;
@@ -74,6 +81,8 @@ export interface KubeClient {
   evictPod(namespace: string, name: string, deadline: number): Promise<EvictionOutcome>;
   /** Deletes a node; a node already gone is not an error. */
   deleteNode(name: string): Promise<void>;
+  /** Every PodDisruptionBudget of the cluster (consolidation checks them before choosing a node). */
+  listPodDisruptionBudgets(options?: ListOptions): Promise<ObjectList<PodDisruptionBudget>>;
 }
 
 /** A Kubernetes `Status` answer, kept whole so callers can branch on code and reason. */

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { _InstanceType, CreateFleetCommandInput, FleetLaunchTemplateConfigRequest } from '@aws-sdk/client-ec2';
 import type { CapacityType, Offering } from '../instancetypes/types';
-import { canonicalJson, toEC2Tags } from './launchtemplate';
+import { canonicalJson, toEC2Tags } from './canonical';
 import type { Candidate } from './offerings';
 
 export interface FleetOverride {

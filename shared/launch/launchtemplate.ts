@@ -24,7 +24,10 @@ import type {
   Taint,
 } from '../apis/v1/types';
 import type { CapacityType, InstanceType } from '../instancetypes/types';
+import { canonicalJson, toEC2Tags } from './canonical';
 import { launchTags } from './tags';
+
+export { canonicalJson, toEC2Tags } from './canonical';
 
 export const LAUNCH_TEMPLATE_NAME_PREFIX = 'karpenter.k8s.aws/';
 
@@ -91,10 +94,6 @@ const ISO_REGIONS = new Set([
 ]);
 
 const GiB = 2 ** 30;
-
-export function toEC2Tags(tags: Record<string, string>): Tag[] {
-  return Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
-}
 
 function blockDeviceMappings(spec: LaunchTemplateSpec): LaunchTemplateBlockDeviceMappingRequest[] | undefined {
   const configured = spec.nodeClass.spec.blockDeviceMappings ?? [];
@@ -253,18 +252,6 @@ function placementData(spec: LaunchTemplateSpec): Partial<RequestLaunchTemplateD
       ...(spec.placementGroupPartition !== undefined ? { PartitionNumber: spec.placementGroupPartition } : {}),
     },
   };
-}
-
-/** JSON with object keys sorted, so equal inputs hash equally whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 // Lists that are sets to EC2: their order must not change the template name.

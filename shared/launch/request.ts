@@ -77,6 +77,8 @@ export interface ResolvedNodeClass {
    * for a name-only selector, its name) goes into the template.
    */
   placementGroupId?: string;
+  /** The resolved group's strategy: a spread group's per-zone limit closes that zone for the group only. */
+  placementGroupStrategy?: 'cluster' | 'partition' | 'spread';
 }
 
 /** What cannot be used right now (the unavailable-offerings cache, read before planning). */
@@ -85,6 +87,8 @@ export interface LaunchAvailability {
   capacityType?: (capacityType: CapacityType) => boolean;
   reservation?: (reservationId: string) => boolean;
   subnet?: (subnetId: string) => boolean;
+  /** A spread placement group that reached its per-zone instance limit in this zone. */
+  placementGroupZone?: (placementGroupId: string, zone: string) => boolean;
   /** IPs launches of this process have taken from a subnet since it was listed. */
   inflightIPs?: (subnetId: string) => number;
 }
@@ -218,6 +222,7 @@ export function planLaunch(claim: LaunchClaim, resolved: ResolvedNodeClass, opti
   let requirements = claimRequirements(claim.requirements);
   if (claim.capacityType) requirements = requirements.add(requirementIn(LABEL_CAPACITY_TYPE, claim.capacityType));
   const subnetFor = subnetPicker(resolved, availability);
+  const groupId = resolved.placementGroupId ?? claim.nodeClass.spec.placementGroupSelector?.id;
   const { capacityType, candidates } = selectLaunchCandidates({
     nodeClaimName: claim.nodeClaimName,
     instanceTypes: claim.instanceTypes,
@@ -226,6 +231,7 @@ export function planLaunch(claim: LaunchClaim, resolved: ResolvedNodeClass, opti
       subnetFor(o.zone) !== undefined &&
       !availability.capacityType?.(o.capacityType) &&
       !availability.offering?.(o.capacityType, type, o.zone) &&
+      !(groupId !== undefined && availability.placementGroupZone?.(groupId, o.zone)) &&
       !(o.capacityType === 'reserved' && o.reservationId && availability.reservation?.(o.reservationId)),
   });
   const templates = planTemplates(claim, resolved, capacityType, candidates, options);

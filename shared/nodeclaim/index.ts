@@ -148,6 +148,8 @@ export interface LaunchedInstance {
   zone: string;
   zoneID?: string;
   capacityType: CapacityType;
+  /** Reserved instances: the reservation, labelled as Karpenter labels reserved nodes. */
+  reservation?: { id: string; type: 'default' | 'capacity-block' };
 }
 
 /**
@@ -164,6 +166,12 @@ export function registrationLabels(
     [LABEL_ZONE]: launched.zone,
     ...(launched.zoneID !== undefined ? { [LABEL_ZONE_ID]: launched.zoneID } : {}),
     [LABEL_CAPACITY_TYPE]: launched.capacityType,
+    ...(launched.reservation
+      ? {
+          'karpenter.k8s.aws/capacity-reservation-id': launched.reservation.id,
+          'karpenter.k8s.aws/capacity-reservation-type': launched.reservation.type,
+        }
+      : {}),
     ...claim.labels,
     [KUBE.registeredLabel]: 'true',
   };

@@ -1,1 +1,2 @@
+export * from './placement';
 export * from './readiness';

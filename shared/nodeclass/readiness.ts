@@ -7,11 +7,21 @@ import type { Condition, EC2NodeClass, EC2NodeClassStatus } from '../apis/v1/typ
 import type { ClusterInfo, ResolvedAMI } from '../launch/launchtemplate';
 import type { AMIProvider } from '../providers/ami';
 import { errorCode, errorMessage } from '../providers/aws-errors';
+import type { CapacityReservation } from '../providers/capacityreservation';
 import { type Clock, systemClock } from '../providers/clock';
 import type { ResolvedNodeClass } from '../providers/instance';
 import type { InstanceProfileProvider } from '../providers/instanceprofile';
+import type { PlacementGroup } from '../providers/placementgroup';
 import type { SecurityGroup, SecurityGroupProvider } from '../providers/securitygroup';
 import type { Subnet, SubnetProvider } from '../providers/subnet';
+import {
+  CONDITION_CAPACITY_RESERVATIONS_READY,
+  CONDITION_PLACEMENT_GROUP_READY,
+  type PlacementDeps,
+  placementStatus,
+  resolveCapacityReservations,
+  resolvePlacementGroup,
+} from './placement';
 
 export const CONDITION_SUBNETS_READY = 'SubnetsReady';
 export const CONDITION_SECURITY_GROUPS_READY = 'SecurityGroupsReady';
@@ -27,7 +37,13 @@ export const NODECLASS_CONDITIONS = [
   CONDITION_INSTANCE_PROFILE_READY,
 ] as const;
 
-export interface NodeClassResolverDeps {
+/** Dependents of Ready reported only for node classes that select reservations or a placement group. */
+export const OPTIONAL_NODECLASS_CONDITIONS = [
+  CONDITION_CAPACITY_RESERVATIONS_READY,
+  CONDITION_PLACEMENT_GROUP_READY,
+] as const;
+
+export interface NodeClassResolverDeps extends PlacementDeps {
   subnets: Pick<SubnetProvider, 'list'>;
   securityGroups: Pick<SecurityGroupProvider, 'list'>;
   amis: Pick<AMIProvider, 'resolve'>;
@@ -50,6 +66,9 @@ export interface NodeClassResolution {
   securityGroups: SecurityGroup[];
   amis: ResolvedAMI[];
   instanceProfile?: string;
+  /** Reservations the selector terms found (empty without terms). */
+  capacityReservations: CapacityReservation[];
+  placementGroup?: PlacementGroup;
 }
 
 type Outcome = Pick<Condition, 'status' | 'reason' | 'message'>;
@@ -157,7 +176,13 @@ export async function resolveNodeClass(
     profileResult.error ? failed(profileResult.error) : (profileResult.value as Outcome),
   );
 
-  const unhealthy = NODECLASS_CONDITIONS.filter((type) => outcomes.get(type)?.status !== 'True');
+  const reserved = await resolveCapacityReservations(spec, deps);
+  if (reserved.outcome) outcomes.set(CONDITION_CAPACITY_RESERVATIONS_READY, reserved.outcome);
+  const placement = await resolvePlacementGroup(spec, deps);
+  if (placement.outcome) outcomes.set(CONDITION_PLACEMENT_GROUP_READY, placement.outcome);
+  const dependents = [...NODECLASS_CONDITIONS, ...OPTIONAL_NODECLASS_CONDITIONS.filter((type) => outcomes.has(type))];
+
+  const unhealthy = dependents.filter((type) => outcomes.get(type)?.status !== 'True');
   const ready: Outcome =
     unhealthy.length === 0
       ? { status: 'True', reason: CONDITION_READY }
@@ -169,7 +194,7 @@ export async function resolveNodeClass(
   outcomes.set(CONDITION_READY, ready);
 
   const previous = new Map((nodeClass.status?.conditions ?? []).map((c) => [c.type, c]));
-  const conditions: Condition[] = [...NODECLASS_CONDITIONS, CONDITION_READY].map((type) => {
+  const conditions: Condition[] = [...dependents, CONDITION_READY].map((type) => {
     const outcome = outcomes.get(type) ?? { status: 'Unknown' };
     const before = previous.get(type);
     return {
@@ -198,6 +223,7 @@ export async function resolveNodeClass(
           })),
         }
       : {}),
+    ...placementStatus(reserved.reservations, placement.placementGroup),
     ...(instanceProfile ? { instanceProfile } : {}),
     conditions,
   };
@@ -208,6 +234,8 @@ export async function resolveNodeClass(
     securityGroups,
     amis,
     ...(instanceProfile ? { instanceProfile } : {}),
+    capacityReservations: reserved.reservations,
+    ...(placement.placementGroup ? { placementGroup: placement.placementGroup } : {}),
   };
 }
 
@@ -229,5 +257,8 @@ export function readyNodeClass(resolution: NodeClassResolution, cluster: Cluster
     amis: resolution.amis,
     instanceProfile: resolution.instanceProfile,
     cluster,
+    ...(resolution.placementGroup
+      ? { placementGroupId: resolution.placementGroup.id, placementGroupStrategy: resolution.placementGroup.strategy }
+      : {}),
   };
 }

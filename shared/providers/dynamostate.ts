@@ -321,6 +321,32 @@ export class DynamoStateStore implements FullStateStore {
     await this.call('deleting', key, () => this.dynamo.deleteItem({ TableName: this.tableName, Key: keyOf(key) }));
   }
 
+  // --- registered instances (garbage collection) -------------------------------------------------
+
+  async rememberRegistered(instanceIds: readonly string[], ttlMs: number): Promise<void> {
+    const expiresAt = this.clock() + ttlMs;
+    for (const id of instanceIds) {
+      const key = { pk: STATE_ITEM.registered, sk: id };
+      const item: Item = { ...keyOf(key), ...expiry(expiresAt) };
+      await this.call('writing', key, () => this.dynamo.putItem({ TableName: this.tableName, Item: item }));
+    }
+  }
+
+  async registeredInstances(): Promise<string[]> {
+    const now = this.clock();
+    return (await this.queryPartition(STATE_ITEM.registered))
+      .filter((item) => num(item, 'expiresAtMs') > now)
+      .map((item) => str(item, 'sk'))
+      .sort();
+  }
+
+  async forgetRegistered(instanceIds: readonly string[]): Promise<void> {
+    for (const id of instanceIds) {
+      const key = { pk: STATE_ITEM.registered, sk: id };
+      await this.call('deleting', key, () => this.dynamo.deleteItem({ TableName: this.tableName, Key: keyOf(key) }));
+    }
+  }
+
   // --- prices ------------------------------------------------------------------------------------
 
   async getPrices(region: string): Promise<PriceSnapshot | undefined> {

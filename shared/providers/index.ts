@@ -2,6 +2,7 @@
 
 export * from './ami';
 export * from './aws-errors';
+export * from './capacityreservation';
 export * from './clock';
 export * from './cluster';
 export * from './dynamo-port';
@@ -12,6 +13,7 @@ export * from './instanceprofile';
 export * from './instancetype';
 export * from './launchtemplate';
 export * from './memorystate';
+export * from './placementgroup';
 export * from './ports';
 export * from './pricing';
 export * from './securitygroup';

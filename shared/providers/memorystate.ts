@@ -28,6 +28,7 @@ export class InMemoryStateStore implements FullStateStore {
   private readonly drainsByNode = new Map<string, DrainRecord>();
   private readonly disruptionsByNode = new Map<string, DisruptionRecord>();
   private readonly prices = new Map<string, PriceSnapshot>();
+  private readonly registered = new Map<string, Expiring>();
   /** "nodePool\u0000budgetKey" → node name → expiresAt. */
   private readonly budgets = new Map<string, Map<string, number>>();
 
@@ -143,6 +144,21 @@ export class InMemoryStateStore implements FullStateStore {
 
   async deleteDisruption(nodeName: string): Promise<void> {
     this.disruptionsByNode.delete(nodeName);
+  }
+
+  async rememberRegistered(instanceIds: readonly string[], ttlMs: number): Promise<void> {
+    for (const id of instanceIds) this.registered.set(id, { expiresAt: this.clock() + ttlMs });
+  }
+
+  async registeredInstances(): Promise<string[]> {
+    return [...this.registered.entries()]
+      .filter(([, record]) => this.live(record))
+      .map(([id]) => id)
+      .sort(compare);
+  }
+
+  async forgetRegistered(instanceIds: readonly string[]): Promise<void> {
+    for (const id of instanceIds) this.registered.delete(id);
   }
 
   async getPrices(region: string): Promise<PriceSnapshot | undefined> {

@@ -9,9 +9,14 @@ import {
   CreateLaunchTemplateCommand,
   type CreateLaunchTemplateCommandInput,
   type CreateLaunchTemplateCommandOutput,
+  DeleteLaunchTemplateCommand,
+  type DeleteLaunchTemplateCommandInput,
   DescribeAvailabilityZonesCommand,
   type DescribeAvailabilityZonesCommandInput,
   type DescribeAvailabilityZonesCommandOutput,
+  DescribeCapacityReservationsCommand,
+  type DescribeCapacityReservationsCommandInput,
+  type DescribeCapacityReservationsCommandOutput,
   DescribeImagesCommand,
   type DescribeImagesCommandInput,
   type DescribeImagesCommandOutput,
@@ -27,6 +32,12 @@ import {
   DescribeLaunchTemplatesCommand,
   type DescribeLaunchTemplatesCommandInput,
   type DescribeLaunchTemplatesCommandOutput,
+  DescribeLaunchTemplateVersionsCommand,
+  type DescribeLaunchTemplateVersionsCommandInput,
+  type DescribeLaunchTemplateVersionsCommandOutput,
+  DescribePlacementGroupsCommand,
+  type DescribePlacementGroupsCommandInput,
+  type DescribePlacementGroupsCommandOutput,
   DescribeSecurityGroupsCommand,
   type DescribeSecurityGroupsCommandInput,
   type DescribeSecurityGroupsCommandOutput,
@@ -50,10 +61,15 @@ import {
   CreateInstanceProfileCommand,
   type CreateInstanceProfileCommandInput,
   type CreateInstanceProfileCommandOutput,
+  DeleteInstanceProfileCommand,
+  type DeleteInstanceProfileCommandInput,
   GetInstanceProfileCommand,
   type GetInstanceProfileCommandInput,
   type GetInstanceProfileCommandOutput,
   IAMClient,
+  ListInstanceProfilesCommand,
+  type ListInstanceProfilesCommandInput,
+  type ListInstanceProfilesCommandOutput,
   RemoveRoleFromInstanceProfileCommand,
   type RemoveRoleFromInstanceProfileCommandInput,
   TagInstanceProfileCommand,
@@ -83,6 +99,15 @@ export interface EC2Api {
   createLaunchTemplate(input: CreateLaunchTemplateCommandInput): Promise<CreateLaunchTemplateCommandOutput>;
   createFleet(input: CreateFleetCommandInput): Promise<CreateFleetCommandOutput>;
   describeInstances(input: DescribeInstancesCommandInput): Promise<DescribeInstancesCommandOutput>;
+  describeCapacityReservations(
+    input: DescribeCapacityReservationsCommandInput,
+  ): Promise<DescribeCapacityReservationsCommandOutput>;
+  describePlacementGroups(input: DescribePlacementGroupsCommandInput): Promise<DescribePlacementGroupsCommandOutput>;
+  /** Garbage collection only (the gc function). */
+  deleteLaunchTemplate(input: DeleteLaunchTemplateCommandInput): Promise<unknown>;
+  describeLaunchTemplateVersions(
+    input: DescribeLaunchTemplateVersionsCommandInput,
+  ): Promise<DescribeLaunchTemplateVersionsCommandOutput>;
 }
 
 export interface SSMApi {
@@ -99,6 +124,9 @@ export interface IAMApi {
   addRoleToInstanceProfile(input: AddRoleToInstanceProfileCommandInput): Promise<unknown>;
   removeRoleFromInstanceProfile(input: RemoveRoleFromInstanceProfileCommandInput): Promise<unknown>;
   tagInstanceProfile(input: TagInstanceProfileCommandInput): Promise<unknown>;
+  /** Garbage collection only (the gc function). */
+  listInstanceProfiles(input: ListInstanceProfilesCommandInput): Promise<ListInstanceProfilesCommandOutput>;
+  deleteInstanceProfile(input: DeleteInstanceProfileCommandInput): Promise<unknown>;
 }
 
 export interface AwsApis {
@@ -126,6 +154,10 @@ export function ec2Api(client: Sender): EC2Api {
     createLaunchTemplate: (i) => client.send(new CreateLaunchTemplateCommand(i)),
     createFleet: (i) => client.send(new CreateFleetCommand(i)),
     describeInstances: (i) => client.send(new DescribeInstancesCommand(i)),
+    describeCapacityReservations: (i) => client.send(new DescribeCapacityReservationsCommand(i)),
+    describePlacementGroups: (i) => client.send(new DescribePlacementGroupsCommand(i)),
+    deleteLaunchTemplate: (i) => client.send(new DeleteLaunchTemplateCommand(i)),
+    describeLaunchTemplateVersions: (i) => client.send(new DescribeLaunchTemplateVersionsCommand(i)),
   };
 }
 
@@ -144,6 +176,8 @@ export function iamApi(client: Sender): IAMApi {
     addRoleToInstanceProfile: (i) => client.send(new AddRoleToInstanceProfileCommand(i)),
     removeRoleFromInstanceProfile: (i) => client.send(new RemoveRoleFromInstanceProfileCommand(i)),
     tagInstanceProfile: (i) => client.send(new TagInstanceProfileCommand(i)),
+    listInstanceProfiles: (i) => client.send(new ListInstanceProfilesCommand(i)),
+    deleteInstanceProfile: (i) => client.send(new DeleteInstanceProfileCommand(i)),
   };
 }
 

@@ -144,6 +144,15 @@ export interface StateLedgers {
   /** Live disruption records, sorted by node name. */
   disruptionRecords(): Promise<DisruptionRecord[]>;
   deleteDisruption(nodeName: string): Promise<void>;
+
+  /**
+   * Remembers instances seen with a registered Node (garbage collection), for `ttlMs`: an instance
+   * among them that has no Node any more lost it, instead of never having registered.
+   */
+  rememberRegistered(instanceIds: readonly string[], ttlMs: number): Promise<void>;
+  /** The remembered instance ids (live records only), sorted. */
+  registeredInstances(): Promise<string[]>;
+  forgetRegistered(instanceIds: readonly string[]): Promise<void>;
 }
 
 export type FullStateStore = StateStore & StateLedgers;

@@ -12,13 +12,15 @@ export const UNAVAILABLE_OFFERINGS_TTL_MS = 3 * 60 * 1000;
 
 /**
  * What runs out beyond one offering: a whole capacity type (spot without its service-linked role),
- * a subnet without free addresses, a reservation that is used up. Reserved launches mark the
+ * a subnet without free addresses, a reservation that is used up, a zone where a spread placement
+ * group holds as many instances as EC2 allows (that group only). Reserved launches mark the
  * reservation, never the offering, since other reservations may serve the same type and zone.
  */
 export type UnavailableScope =
   | { kind: 'capacity-type'; capacityType: CapacityType }
   | { kind: 'subnet'; subnetId: string }
-  | { kind: 'reservation'; reservationId: string };
+  | { kind: 'reservation'; reservationId: string }
+  | { kind: 'placement-group-zone'; placementGroupId: string; zone: string };
 
 /** The cache key of a scope ("capacity-type:spot", "subnet:subnet-1", "reservation:cr-1"). */
 export function scopeKey(scope: UnavailableScope): string {
@@ -29,6 +31,8 @@ export function scopeKey(scope: UnavailableScope): string {
       return `subnet:${scope.subnetId}`;
     case 'reservation':
       return `reservation:${scope.reservationId}`;
+    case 'placement-group-zone':
+      return `placement-group:${scope.placementGroupId}:${scope.zone}`;
   }
 }
 

@@ -6,44 +6,35 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EC2Client, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { IAMClient } from '@aws-sdk/client-iam';
+import type { IAMClient } from '@aws-sdk/client-iam';
 import { PricingClient } from '@aws-sdk/client-pricing';
-import { SSMClient } from '@aws-sdk/client-ssm';
-import { buildConfiguration, type Configuration } from '../apis/config';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import { type Configuration, validateConfiguration } from '../apis/configuration';
 import { parseDurationSeconds } from '../apis/duration';
 import { formatProblem } from '../apis/problems';
 import { DETAIL_TYPE, ENV, requireEnv } from '../contracts';
 import { resolveInstanceTypes } from '../instancetypes/resolve';
-import { parseInterruption } from '../interruption';
-import { isEvictable, kubeClientForCluster } from '../kube/client';
+import { kubeClientForCluster } from '../kube/client';
 import type { KubeClient } from '../kube/types';
 import { registrationLabels, requirementLabels } from '../nodeclaim';
 import { noticeDaemonSetFromDaemonSet, noticePodFromPod, splitNotice } from '../notice';
 import type { PodsUnschedulableDetail } from '../notice/types';
-import { AMIProvider } from '../providers/ami';
+import { type CapacityReservationProvider, withNodeClassReservations } from '../providers/capacityreservation';
 import type { Clock, Sleep } from '../providers/clock';
 import { realSleep, systemClock } from '../providers/clock';
-import { type Cluster, ClusterProvider } from '../providers/cluster';
 import { dynamoApi } from '../providers/dynamo-port';
 import { DynamoStateStore } from '../providers/dynamostate';
 import { EventBridgePublisher, type EventPublisher, eventBridgeApi } from '../providers/eventbus';
-import { InstanceLauncher } from '../providers/instance';
-import { InstanceProfileProvider } from '../providers/instanceprofile';
 import { InstanceTypeProvider } from '../providers/instancetype';
-import { LaunchTemplateProvider } from '../providers/launchtemplate';
-import { ec2Api, eksApi, iamApi, ssmApi } from '../providers/ports';
+import { ec2Api, eksApi } from '../providers/ports';
 import { applyPrices, describePrices, onDemandPriceLookup, PricingProvider, pricingApi } from '../providers/pricing';
-import { SecurityGroupProvider } from '../providers/securitygroup';
 import type { FullStateStore } from '../providers/state';
-import { SubnetProvider } from '../providers/subnet';
-import { StateUnavailableOfferings } from '../providers/unavailableofferings';
 import { ClaimInstances, type InstancesPort } from './instances';
-import type { InterruptionDeps, RebalanceAction } from './interruption';
-import { AwsClaimLauncher } from './launcher';
+import type { RebalanceAction } from './interruption';
 import type { ClaimKnowledge } from './nodes';
-import type { ProvisionDeps, ResolvedInstanceTypes } from './provision';
+import type { ResolvedInstanceTypes } from './provision';
 import type { Telemetry } from './telemetry';
-import type { NoticePublisher, WatcherDeps } from './watcher';
+import type { NoticePublisher } from './watcher';
 
 export interface RuntimeSettings {
   cluster: string;
@@ -91,9 +82,11 @@ export function loadBundledConfiguration(path: string): Configuration {
     throw new Error(`configuration ${path}: expected {"nodePools": [...], "nodeClasses": [...]}`);
   }
   const objects = [...value.nodeClasses, ...value.nodePools] as unknown as Record<string, unknown>[];
-  const result = buildConfiguration(
+  // userData was checked at synth, and the provision path renders it again at launch.
+  const result = validateConfiguration(
     objects.map((object) => ({ file: path, line: 1, object })),
     { strictReferences: true },
+    () => [],
   );
   const errors = result.problems.filter((p) => p.severity === 'error');
   if (errors.length > 0) throw new Error(`configuration ${path}:\n${errors.map(formatProblem).join('\n')}`);
@@ -104,20 +97,25 @@ export function loadBundledConfiguration(path: string): Configuration {
 export interface AwsClients {
   ec2: EC2Client;
   eks: EKSClient;
-  ssm: SSMClient;
-  iam: IAMClient;
+  /** Only the provision path reads SSM and IAM; built there when not given. */
+  ssm?: SSMClient;
+  iam?: IAMClient;
   dynamodb: DynamoDBClient;
   eventbridge: EventBridgeClient;
   pricing?: PricingClient;
 }
 
+/** Client settings every function uses. */
+export function clientConfig(region: string): { region: string; maxAttempts: number } {
+  return { region, maxAttempts: 5 };
+}
+
+/** The clients every function needs; a function that needs more builds them in its deps module. */
 export function awsClients(region: string): AwsClients {
-  const config = { region, maxAttempts: 5 };
+  const config = clientConfig(region);
   return {
     ec2: new EC2Client(config),
     eks: new EKSClient(config),
-    ssm: new SSMClient(config),
-    iam: new IAMClient(config),
     dynamodb: new DynamoDBClient(config),
     eventbridge: new EventBridgeClient(config),
     // The Pricing API answers in a few regions only (Karpenter's endpoint choice).
@@ -195,12 +193,17 @@ export function noticePublisher(runtime: Runtime): NoticePublisher {
   };
 }
 
-function nodePoolOf(runtime: Runtime, name: string) {
+export function nodePoolOf(runtime: Runtime, name: string) {
   return runtime.config.nodePools.find((p) => p.metadata.name === name);
 }
 
 /** Instance types per NodePool with live prices (bundled → Pricing API and spot history, cached). */
-export function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () => Promise<ResolvedInstanceTypes> {
+/** With `reservations`, each node class's capacity reservations become reserved offerings. */
+export function instanceTypeSource(
+  runtime: Runtime,
+  telemetry: Telemetry,
+  reservations?: Pick<CapacityReservationProvider, 'list'>,
+): () => Promise<ResolvedInstanceTypes> {
   const pricing = new PricingProvider({
     region: runtime.settings.region,
     ...(runtime.clients.pricing ? { pricing: pricingApi(runtime.clients.pricing) } : {}),
@@ -229,58 +232,17 @@ export function instanceTypeSource(runtime: Runtime, telemetry: Telemetry): () =
       let resolved = byClass.get(ref);
       if (!resolved) {
         resolved = resolveInstanceTypes(catalog, nodeClass);
+        if (reservations) {
+          const reserved = await withNodeClassReservations(resolved, nodeClass, reservations);
+          if (reserved.error)
+            telemetry.log.warn('capacity reservations', { nodeClass: ref, error: String(reserved.error) });
+          resolved = reserved.types;
+        }
         byClass.set(ref, resolved);
       }
       byNodePool[pool.metadata.name] = resolved;
     }
     return { byNodePool, priceSource: snapshot.source };
-  };
-}
-
-export function provisionDeps(runtime: Runtime, telemetry: Telemetry): ProvisionDeps {
-  const { clients, settings, clock } = runtime;
-  const ec2 = ec2Api(clients.ec2);
-  const clusterProvider = new ClusterProvider(eksApi(clients.eks));
-  let cluster: Promise<Cluster> | undefined;
-  const launcher = new InstanceLauncher({
-    ec2,
-    launchTemplates: new LaunchTemplateProvider(ec2, clock),
-    unavailable: new StateUnavailableOfferings(runtime.state, clock),
-    clusterName: settings.cluster,
-    region: settings.region,
-  });
-  return {
-    ...telemetry,
-    cluster: settings.cluster,
-    nodePools: runtime.config.nodePools,
-    instanceTypes: instanceTypeSource(runtime, telemetry),
-    instances: runtime.instances,
-    state: runtime.state,
-    launcher: new AwsClaimLauncher({
-      nodeClasses: runtime.config.nodeClasses,
-      cluster: () => {
-        cluster ??= clusterProvider.describe(settings.cluster).catch((error: unknown) => {
-          cluster = undefined;
-          throw error;
-        });
-        return cluster;
-      },
-      resolver: {
-        subnets: new SubnetProvider(ec2),
-        securityGroups: new SecurityGroupProvider(ec2),
-        amis: new AMIProvider(ec2, ssmApi(clients.ssm), clock),
-        instanceProfiles: new InstanceProfileProvider(iamApi(clients.iam), {
-          clusterName: settings.cluster,
-          region: settings.region,
-        }),
-      },
-      launcher,
-      clock,
-    }),
-    events: {
-      nodeClaimsLaunched: (detail) => runtime.events.publish([{ detailType: DETAIL_TYPE.nodeClaimsLaunched, detail }]),
-    },
-    clock,
   };
 }
 
@@ -311,6 +273,7 @@ export function claimKnowledge(
         instanceType: type ?? { labels: { 'node.kubernetes.io/instance-type': instance.instanceType } },
         zone: instance.zone,
         capacityType: instance.capacityType,
+        ...(instance.reservation ? { reservation: instance.reservation } : {}),
       };
       return registrationLabels({ labels: claimLabels }, launched as Parameters<typeof registrationLabels>[1]);
     },
@@ -322,45 +285,5 @@ export function claimKnowledge(
       const seconds = grace ? parseDurationSeconds(grace) : undefined;
       return seconds === undefined ? undefined : seconds * 1000;
     },
-  };
-}
-
-export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promise<WatcherDeps> {
-  const kube = await kubeClient(runtime);
-  const claims = claimKnowledge(runtime, instanceTypeSource(runtime, telemetry));
-  await claims.prepare();
-  return {
-    ...telemetry,
-    kube,
-    instances: runtime.instances,
-    state: runtime.state,
-    notices: noticePublisher(runtime),
-    claims,
-    isEvictable,
-    clock: runtime.clock,
-    sleep: runtime.sleep,
-  };
-}
-
-export async function interruptionDeps(
-  runtime: Runtime,
-  telemetry: Telemetry,
-): Promise<Omit<InterruptionDeps, 'invocationDeadline'>> {
-  return {
-    ...telemetry,
-    cluster: runtime.settings.cluster,
-    kube: await kubeClient(runtime),
-    instances: runtime.instances,
-    state: runtime.state,
-    parse(body) {
-      const result = parseInterruption(body);
-      if (!result.ok) throw new Error(result.error);
-      return result.message;
-    },
-    notices: noticePublisher(runtime),
-    rebalanceAction: runtime.settings.rebalanceAction,
-    isEvictable,
-    clock: runtime.clock,
-    sleep: runtime.sleep,
   };
 }

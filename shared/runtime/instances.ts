@@ -28,6 +28,8 @@ export interface ClaimInstance {
   instanceType: string;
   zone: string;
   capacityType: CapacityType;
+  /** Reserved instances: the capacity reservation it runs in, and whether that is a capacity block. */
+  reservation?: { id: string; type: 'default' | 'capacity-block' };
   /** pending, running, stopping, stopped, shutting-down, terminated. */
   state: string;
   /** Epoch ms. */
@@ -63,7 +65,20 @@ function claimInstance(instance: Instance, cluster: string): ClaimInstance | und
     nodeClass: tagValue(instance, TAG.nodeClass) ?? '',
     instanceType: instance.InstanceType ?? '',
     zone: instance.Placement?.AvailabilityZone ?? '',
-    capacityType: instance.InstanceLifecycle === 'spot' ? 'spot' : 'on-demand',
+    // Only reserved launches target a reservation (the others send preference "none").
+    capacityType: instance.CapacityReservationId
+      ? 'reserved'
+      : instance.InstanceLifecycle === 'spot'
+        ? 'spot'
+        : 'on-demand',
+    ...(instance.CapacityReservationId
+      ? {
+          reservation: {
+            id: instance.CapacityReservationId,
+            type: instance.InstanceLifecycle === 'capacity-block' ? ('capacity-block' as const) : ('default' as const),
+          },
+        }
+      : {}),
     state: instance.State?.Name ?? 'unknown',
     ...(instance.LaunchTime ? { launchTime: new Date(instance.LaunchTime).getTime() } : {}),
     ...(instance.PrivateDnsName ? { privateDnsName: instance.PrivateDnsName } : {}),

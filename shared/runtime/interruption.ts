@@ -10,8 +10,8 @@ import type { InterruptionMessage } from '../interruption/types';
 import { type KubeClient, KubeTransportError } from '../kube/types';
 import { errorCode, errorMessage, isThrottling } from '../providers/aws-errors';
 import type { Sleep } from '../providers/clock';
-import type { DrainRecord, StateStore } from '../providers/state';
-import { UNAVAILABLE_OFFERINGS_TTL_MS } from '../providers/unavailableofferings';
+import type { DrainRecord, StateLedgers, StateStore } from '../providers/state';
+import { scopeKey, UNAVAILABLE_OFFERINGS_TTL_MS } from '../providers/unavailableofferings';
 import { type DrainDeps, driveDrain, startDrain } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 
@@ -28,7 +28,9 @@ export interface InterruptionDeps extends DrainDeps {
   cluster: string;
   kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes' | 'listDaemonSets'>;
   instances: Pick<ClaimInstances, 'byIds' | 'terminate'>;
-  state: DrainDeps['state'] & Pick<StateStore, 'claimOnce' | 'markOfferingUnavailable' | 'releaseNomination'>;
+  state: DrainDeps['state'] &
+    Pick<StateStore, 'claimOnce' | 'markOfferingUnavailable' | 'releaseNomination'> &
+    Pick<StateLedgers, 'markScopeUnavailable'>;
   /** Parses one SQS body; throws with the field at fault on a malformed one. */
   parse(body: string): InterruptionMessage;
   /** Puts a notice for pods that need new capacity (evicted from interrupted nodes). */
@@ -113,6 +115,13 @@ async function act(deps: InterruptionDeps, message: InterruptionMessage, ours: C
         message.kind,
         UNAVAILABLE_OFFERINGS_TTL_MS,
       );
+    }
+  }
+  if (first && message.kind === 'CapacityReservationInterruption') {
+    // The reservation is being reclaimed: no new launch goes into it while it is (Karpenter marks it too).
+    for (const id of new Set(ours.flatMap((i) => (i.reservation ? [i.reservation.id] : [])))) {
+      const scope = scopeKey({ kind: 'reservation', reservationId: id });
+      await deps.state.markScopeUnavailable(scope, message.kind, UNAVAILABLE_OFFERINGS_TTL_MS);
     }
   }
   const evicted: Pod[] = [];

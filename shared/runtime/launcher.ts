@@ -63,8 +63,10 @@ export class AwsClaimLauncher implements ClaimLauncher {
       nodePool,
       nodeClass,
       instanceTypes: shaped.instanceTypes,
+      // No capacityType pin: the requirements allow what the plan offered, and the launch picks
+      // reserved > spot > on-demand among what is still available, so a full reservation or a
+      // spot shortage falls back as the NodePool allows.
       requirements: shaped.requirements,
-      capacityType: shaped.capacityType,
       labels: shaped.userDataLabels,
       taints: [...shaped.taints, ...shaped.startupTaints],
     };

@@ -1,3 +1,4 @@
+import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { Role } from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it, vi } from 'vitest';
@@ -110,6 +111,35 @@ describe('Provisioner: queues and rules', () => {
     });
   });
 
+  it('runs the drift function on its schedule and on AMI State Change events of the account', () => {
+    const { template } = synthProvisioner({ driftInterval: Duration.minutes(10) });
+    const driftArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^ProvisionerDrift'), 'Arn'] };
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(10 minutes)',
+      Targets: [
+        Match.objectLike({ Arn: driftArn, RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 300 } }),
+      ],
+    });
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventPattern: { source: ['aws.ec2'], 'detail-type': ['EC2 AMI State Change'], detail: { State: ['available'] } },
+      Targets: [Match.objectLike({ Arn: driftArn })],
+    });
+    // Only EventBridge may invoke it, from those two rules.
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission')).filter((p) =>
+      JSON.stringify(p.Properties.FunctionName).includes('ProvisionerDrift'),
+    );
+    expect(permissions.map((p) => p.Properties.Principal)).toEqual(['events.amazonaws.com', 'events.amazonaws.com']);
+  });
+
+  it('checks drift every 5 minutes by default, one run at a time', () => {
+    const template = exampleTemplate();
+    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
+    const drift = Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) =>
+      id.startsWith('ProvisionerDrift'),
+    );
+    expect(drift?.[1].Properties.ReservedConcurrentExecutions).toBe(1);
+  });
+
   it('fails synth when the interruption timeout could not reach the DLQ within the retention', async () => {
     const { EventQueues } = await import('../../infra/queues');
     const { App, Duration, Stack } = await import('aws-cdk-lib');
@@ -128,9 +158,9 @@ describe('Provisioner: queues and rules', () => {
 });
 
 describe('Provisioner: functions', () => {
-  it('deploys three arm64 Node 24 functions with the contract environment', () => {
+  it('deploys five arm64 Node 24 functions with the contract environment', () => {
     const template = exampleTemplate();
-    template.resourceCountIs('AWS::Lambda::Function', 3);
+    template.resourceCountIs('AWS::Lambda::Function', 5);
     for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
       expect(fn.Properties.Runtime).toBe('nodejs24.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -161,45 +191,48 @@ describe('Provisioner: functions', () => {
 
   it('keeps each function’s logs in its own log group with the given retention', () => {
     const template = exampleTemplate();
-    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 3);
+    template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 5);
   });
 });
 
 describe('Provisioner: IAM', () => {
-  it('lets only the provision function launch, and only with the cluster request tags', () => {
-    const template = exampleTemplate();
-    const provision = statementsOf(template, 'Provision');
-    expect(provision).toContainEqual(
-      expect.objectContaining({
-        Sid: 'AllowScopedEC2InstanceActionsWithTags',
-        Action: ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate'],
-        Condition: {
-          StringEquals: {
-            'aws:RequestTag/kubernetes.io/cluster/demo': 'owned',
-            'aws:RequestTag/eks:eks-cluster-name': 'demo',
+  it.each(['Provision', 'Drift'])(
+    'lets only the launching functions launch (%s), and only with the cluster request tags',
+    (launching) => {
+      const template = exampleTemplate();
+      const provision = statementsOf(template, launching);
+      expect(provision).toContainEqual(
+        expect.objectContaining({
+          Sid: 'AllowScopedEC2InstanceActionsWithTags',
+          Action: ['ec2:RunInstances', 'ec2:CreateFleet', 'ec2:CreateLaunchTemplate'],
+          Condition: {
+            StringEquals: {
+              'aws:RequestTag/kubernetes.io/cluster/demo': 'owned',
+              'aws:RequestTag/eks:eks-cluster-name': 'demo',
+            },
+            StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
           },
-          StringLike: { 'aws:RequestTag/karpenter.sh/nodepool': '*' },
-        },
-      }),
-    );
-    expect(provision).toContainEqual(
-      expect.objectContaining({
-        Sid: 'AllowScopedResourceCreationTagging',
-        Condition: expect.objectContaining({
-          StringEquals: expect.objectContaining({
-            'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'],
+        }),
+      );
+      expect(provision).toContainEqual(
+        expect.objectContaining({
+          Sid: 'AllowScopedResourceCreationTagging',
+          Condition: expect.objectContaining({
+            StringEquals: expect.objectContaining({
+              'ec2:CreateAction': ['RunInstances', 'CreateFleet', 'CreateLaunchTemplate'],
+            }),
           }),
         }),
-      }),
-    );
-    for (const other of ['Watcher', 'Interruption']) {
-      const actions = actionsOf(statementsOf(template, other));
-      expect(actions.has('ec2:CreateFleet')).toBe(false);
-      expect(actions.has('ec2:RunInstances')).toBe(false);
-      expect(actions.has('iam:PassRole')).toBe(false);
-      expect(actions.has('iam:CreateInstanceProfile')).toBe(false);
-    }
-  });
+      );
+      for (const other of ['Watcher', 'Interruption']) {
+        const actions = actionsOf(statementsOf(template, other));
+        expect(actions.has('ec2:CreateFleet')).toBe(false);
+        expect(actions.has('ec2:RunInstances')).toBe(false);
+        expect(actions.has('iam:PassRole')).toBe(false);
+        expect(actions.has('iam:CreateInstanceProfile')).toBe(false);
+      }
+    },
+  );
 
   it('passes only the node role, and only to EC2', () => {
     const template = exampleTemplate();
@@ -315,7 +348,7 @@ describe('Provisioner: IAM', () => {
 describe('Provisioner: EKS access entries', () => {
   it('maps the node role as EC2_LINUX and the Kubernetes-facing functions to the karpless RBAC group', () => {
     const template = exampleTemplate();
-    template.resourceCountIs('AWS::EKS::AccessEntry', 3);
+    template.resourceCountIs('AWS::EKS::AccessEntry', 5);
     template.hasResourceProperties('AWS::EKS::AccessEntry', {
       ClusterName: 'demo',
       Type: 'EC2_LINUX',
@@ -324,7 +357,7 @@ describe('Provisioner: EKS access entries', () => {
     template.resourcePropertiesCountIs(
       'AWS::EKS::AccessEntry',
       { Type: 'STANDARD', KubernetesGroups: [KUBE.rbacGroup] },
-      2,
+      4,
     );
   });
 
@@ -349,7 +382,7 @@ describe('Provisioner: observability', () => {
       2,
     );
     template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage' }, 2);
-    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'Errors' }, 3);
+    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { MetricName: 'Errors' }, 5);
     template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
     const body = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]);
     for (const metric of [

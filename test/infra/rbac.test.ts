@@ -35,6 +35,7 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['', 'pods', 'watch'],
     ['', 'pods/eviction', 'create'],
     ['apps', 'daemonsets', 'list'],
+    ['policy', 'poddisruptionbudgets', 'list'],
     ['', 'events', 'create'],
   ])('allows %s/%s %s, a call karpless makes', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(true);
@@ -45,6 +46,7 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['', 'secrets', 'get'],
     ['', 'nodes', 'create'],
     ['apps', 'daemonsets', 'patch'],
+    ['policy', 'poddisruptionbudgets', 'delete'],
   ])('does not allow %s/%s %s', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(false);
   });

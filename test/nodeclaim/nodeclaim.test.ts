@@ -253,6 +253,21 @@ describe('registrationLabels', () => {
     });
   });
 
+  it('labels a reserved node with its reservation, and no other node', () => {
+    const it = instanceType('p5.48xlarge', { cpu: 192, memoryGiB: 2048 });
+    const reserved = registrationLabels(
+      { labels: {} },
+      { instanceType: it, zone: 'z', capacityType: 'reserved', reservation: { id: 'cr-1', type: 'capacity-block' } },
+    );
+    expect(reserved).toMatchObject({
+      'karpenter.sh/capacity-type': 'reserved',
+      'karpenter.k8s.aws/capacity-reservation-id': 'cr-1',
+      'karpenter.k8s.aws/capacity-reservation-type': 'capacity-block',
+    });
+    const plain = registrationLabels({ labels: {} }, { instanceType: it, zone: 'z', capacityType: 'on-demand' });
+    expect(plain['karpenter.k8s.aws/capacity-reservation-id']).toBeUndefined();
+  });
+
   it('lets the claim labels win over the type’s', () => {
     const it = instanceType('m5.large', { cpu: 2, memoryGiB: 8, labels: { tier: 'type' } });
     const labels = registrationLabels(

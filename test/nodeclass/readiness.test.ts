@@ -3,7 +3,9 @@ import { UnsupportedAliasError } from '../../shared/amifamily/alias';
 import type { EC2NodeClass } from '../../shared/apis/v1/types';
 import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
 import { type NodeClassResolverDeps, readyNodeClass, resolveNodeClass } from '../../shared/nodeclass';
+import type { CapacityReservation } from '../../shared/providers/capacityreservation';
 import type { InstanceProfileState } from '../../shared/providers/instanceprofile';
+import type { PlacementGroup } from '../../shared/providers/placementgroup';
 import type { SecurityGroup } from '../../shared/providers/securitygroup';
 import type { Subnet } from '../../shared/providers/subnet';
 import { awsError, fakeClock } from '../providers/fakes';
@@ -230,5 +232,139 @@ describe('resolveNodeClass', () => {
     );
     expect(times.SubnetsReady).toBe('2025-01-01T00:00:00Z');
     expect(times.AMIsReady).toBe('2026-03-01T12:00:00.000Z');
+  });
+});
+
+describe('resolveNodeClass: capacity reservations and placement groups', () => {
+  const cluster = { name: 'c1', endpoint: 'e', caBundle: 'c', version: '1.31', dnsIP: 'd', ipv6: false };
+  const reservation: CapacityReservation = {
+    id: 'cr-1',
+    instanceType: 'p5.48xlarge',
+    availabilityZone: 'us-west-2a',
+    ownerID: '123456789012',
+    instanceMatchCriteria: 'targeted',
+    reservationType: 'capacity-block',
+    interruptible: false,
+    state: 'active',
+    endTime: '2026-03-02T00:00:00.000Z',
+    availableInstanceCount: 1,
+  };
+  const group: PlacementGroup = { id: 'pg-1', name: 'critical', strategy: 'spread', state: 'available' };
+
+  it('leaves both conditions out for a node class that selects neither', async () => {
+    const resolution = await resolveNodeClass(nodeClass(), {
+      ...deps({}),
+      capacityReservations: { list: async () => ({ reservations: [reservation], skipped: [] }) },
+      placementGroups: { get: async () => group },
+    });
+    const types = (resolution.nodeClass.status?.conditions ?? []).map((c) => c.type);
+    expect(types).not.toContain('CapacityReservationsReady');
+    expect(types).not.toContain('PlacementGroupReady');
+    expect(resolution.capacityReservations).toEqual([]);
+  });
+
+  it('reports the reservations in status and CapacityReservationsReady=True, even when none match', async () => {
+    const withTerms = nodeClass({ capacityReservationSelectorTerms: [{ tags: { team: 'ml' } }] });
+    const found = await resolveNodeClass(withTerms, {
+      ...deps({}),
+      capacityReservations: { list: async () => ({ reservations: [reservation], skipped: [] }) },
+    });
+    expect(found.ready).toBe(true);
+    expect(conditions(found.nodeClass).CapacityReservationsReady).toEqual([
+      'True',
+      'CapacityReservationsReady',
+      undefined,
+    ]);
+    expect(found.nodeClass.status?.capacityReservations).toEqual([
+      {
+        id: 'cr-1',
+        availabilityZone: 'us-west-2a',
+        instanceType: 'p5.48xlarge',
+        ownerID: '123456789012',
+        instanceMatchCriteria: 'targeted',
+        reservationType: 'capacity-block',
+        state: 'active',
+        endTime: '2026-03-02T00:00:00.000Z',
+      },
+    ]);
+    const none = await resolveNodeClass(withTerms, {
+      ...deps({}),
+      capacityReservations: { list: async () => ({ reservations: [], skipped: [{ id: 'cr-x', reason: 'why' }] }) },
+    });
+    expect(none.ready).toBe(true);
+    expect(conditions(none.nodeClass).CapacityReservationsReady).toEqual([
+      'True',
+      'CapacityReservationsReady',
+      'skipped cr-x: why',
+    ]);
+    expect(none.nodeClass.status?.capacityReservations).toBeUndefined();
+  });
+
+  it('is not Ready while the reservations cannot be listed, naming the field', async () => {
+    const resolution = await resolveNodeClass(nodeClass({ capacityReservationSelectorTerms: [{ id: 'cr-1' }] }), {
+      ...deps({}),
+      capacityReservations: {
+        list: async () => {
+          throw awsError('UnauthorizedOperation', 'not allowed to ec2:DescribeCapacityReservations');
+        },
+      },
+    });
+    expect(resolution.ready).toBe(false);
+    expect(conditions(resolution.nodeClass).CapacityReservationsReady).toEqual([
+      'Unknown',
+      'ResolutionFailed',
+      'spec.capacityReservationSelectorTerms: UnauthorizedOperation: not allowed to ec2:DescribeCapacityReservations',
+    ]);
+    expect(conditions(resolution.nodeClass).Ready?.[2]).toContain('CapacityReservationsReady=Unknown');
+  });
+
+  it('resolves the placement group into status and the launch view', async () => {
+    const resolution = await resolveNodeClass(nodeClass({ placementGroupSelector: { name: 'critical' } }), {
+      ...deps({}),
+      placementGroups: { get: async () => group },
+    });
+    expect(resolution.ready).toBe(true);
+    expect(conditions(resolution.nodeClass).PlacementGroupReady).toEqual(['True', 'PlacementGroupReady', undefined]);
+    expect(resolution.nodeClass.status?.placementGroups).toEqual([
+      { id: 'pg-1', name: 'critical', strategy: 'spread', state: 'available' },
+    ]);
+    expect(readyNodeClass(resolution, cluster)).toMatchObject({
+      placementGroupId: 'pg-1',
+      placementGroupStrategy: 'spread',
+    });
+  });
+
+  it.each([
+    [
+      'a group EC2 does not have',
+      async () => undefined,
+      'PlacementGroupNotFound',
+      'placement group "critical" not found',
+    ],
+    [
+      'a group not available',
+      async () => ({ ...group, state: 'deleting' }),
+      'PlacementGroupNotAvailable',
+      'is in state "deleting", expected "available"',
+    ],
+    [
+      'a failed lookup',
+      async () => {
+        throw awsError('UnauthorizedOperation');
+      },
+      'PlacementGroupResolutionFailed',
+      'failed to resolve placement group "critical": UnauthorizedOperation',
+    ],
+  ])('is not Ready for %s', async (_name, get, reason, message) => {
+    const resolution = await resolveNodeClass(nodeClass({ placementGroupSelector: { name: 'critical' } }), {
+      ...deps({}),
+      placementGroups: { get },
+    });
+    expect(resolution.ready).toBe(false);
+    const [status, why, text] = conditions(resolution.nodeClass).PlacementGroupReady ?? [];
+    expect([status, why]).toEqual(['False', reason]);
+    expect(text).toContain(message);
+    expect(resolution.nodeClass.status?.placementGroups).toBeUndefined();
+    expect(() => readyNodeClass(resolution, cluster)).toThrow(/PlacementGroupReady=False/);
   });
 });

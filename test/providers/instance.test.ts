@@ -9,6 +9,7 @@ import type { InstanceType } from '../../shared/instancetypes/types';
 import {
   InstanceLauncher,
   InsufficientCapacityError,
+  isSpreadPlacementGroupLimit,
   LaunchError,
   type LaunchRequest,
   type ResolvedNodeClass,
@@ -588,5 +589,120 @@ describe('InstanceLauncher: errors as Karpenter handles them', () => {
     expect(fleets[0]?.LaunchTemplateConfigs?.[0]?.LaunchTemplateSpecification?.LaunchTemplateName).not.toBe(
       fleets[1]?.LaunchTemplateConfigs?.[0]?.LaunchTemplateSpecification?.LaunchTemplateName,
     );
+  });
+  it('closes a zone for a spread placement group at its limit, for that group only, and launches elsewhere', async () => {
+    const spreadResolved: ResolvedNodeClass = {
+      ...resolved,
+      placementGroupId: 'pg-1',
+      placementGroupStrategy: 'spread',
+    };
+    const limit = {
+      ErrorCode: 'InsufficientInstanceCapacity',
+      ErrorMessage:
+        'The maximum number of instances in a spread placement group per Availability Zone has been reached.',
+      LaunchTemplateAndOverrides: { Overrides: { InstanceType: 'm5.large' as never, AvailabilityZone: 'us-west-2a' } },
+    };
+    const { ec2, launcher, unavailable } = setup((_input, call) =>
+      call === 0 ? { $metadata: {}, Errors: [limit] } : launched('m5.large', 'us-west-2b'),
+    );
+    const result = await launcher.launch(request([cheap, dear]), spreadResolved);
+    expect(result.zone).toBe('us-west-2b');
+    expect(
+      unavailable.isScopeUnavailable({ kind: 'placement-group-zone', placementGroupId: 'pg-1', zone: 'us-west-2a' }),
+    ).toBe(true);
+    // The offering itself stays usable for launches outside the group.
+    expect(unavailable.isUnavailable('on-demand', 'm5.large', 'us-west-2a')).toBe(false);
+    const [first, second] = (ec2.callsTo('createFleet') as CreateFleetCommandInput[]).map(overridesOf);
+    expect(first).toContain('m5.xlarge:us-west-2a');
+    expect(second).toEqual(['m5.large:us-west-2b', 'm5.xlarge:us-west-2b']);
+  });
+
+  it('recognises the spread-group limit by its words, and no other capacity error', async () => {
+    expect(
+      isSpreadPlacementGroupLimit({
+        code: 'InsufficientInstanceCapacity',
+        message: 'spread placement group per Availability Zone limit reached',
+      }),
+    ).toBe(true);
+    expect(isSpreadPlacementGroupLimit({ code: 'InsufficientInstanceCapacity', message: 'no capacity' })).toBe(false);
+    expect(
+      isSpreadPlacementGroupLimit({ code: 'InsufficientInstanceCapacity', message: 'cluster placement group is full' }),
+    ).toBe(false);
+  });
+
+  it('takes one from the reservation per reserved launch and skips it once used up', async () => {
+    const reservedType = instanceType('m5.large', 0.096, []);
+    reservedType.offerings = [
+      { zone: 'us-west-2a', capacityType: 'reserved', price: 1e-8, available: true, reservationId: 'cr-1' },
+      { zone: 'us-west-2a', capacityType: 'on-demand', price: 0.096, available: true },
+    ];
+    const counts = new Map([['cr-1', 1]]);
+    const reservations = {
+      availableCount: (id: string) => counts.get(id),
+      markLaunched: (id: string) => counts.set(id, (counts.get(id) ?? 0) - 1),
+      markExhausted: (id: string) => counts.set(id, 0),
+    };
+    const { ec2, launcher: _unused, unavailable } = setup(() => launched('m5.large', 'us-west-2a'));
+    const launcher = new InstanceLauncher({
+      ec2,
+      launchTemplates: {
+        ensure: async (i) => ({ name: i.LaunchTemplateName ?? '', id: 'lt', created: false }),
+        invalidate: () => {},
+      },
+      unavailable,
+      clusterName: 'c1',
+      reservations,
+    });
+    const { capacityType: _pin, ...unpinned } = request([reservedType]);
+    const claim = {
+      ...unpinned,
+      requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In' as const, values: ['reserved', 'on-demand'] }],
+    };
+    expect((await launcher.launch({ ...claim, nodeClaimName: 'a' }, resolved)).capacityType).toBe('reserved');
+    expect(counts.get('cr-1')).toBe(0);
+    expect((await launcher.launch({ ...claim, nodeClaimName: 'b' }, resolved)).capacityType).toBe('on-demand');
+  });
+
+  it('counts a reservation EC2 calls full as used up', async () => {
+    const reservedType = instanceType('m5.large', 0.096, []);
+    reservedType.offerings = [
+      { zone: 'us-west-2a', capacityType: 'reserved', price: 1e-8, available: true, reservationId: 'cr-1' },
+      { zone: 'us-west-2a', capacityType: 'spot', price: 0.03, available: true },
+    ];
+    const counts = new Map([['cr-1', 5]]);
+    const { ec2, unavailable } = setup((_input, call) =>
+      call === 0
+        ? { $metadata: {}, Errors: [fleetError('m5.large', 'us-west-2a', 'ReservationCapacityExceeded')] }
+        : {
+            ...launched('m5.large', 'us-west-2a'),
+            Instances: [{ ...launched('m5.large', 'us-west-2a').Instances?.[0], Lifecycle: 'spot' }],
+          },
+    );
+    const launcher = new InstanceLauncher({
+      ec2,
+      launchTemplates: {
+        ensure: async (i) => ({ name: i.LaunchTemplateName ?? '', id: 'lt', created: false }),
+        invalidate: () => {},
+      },
+      unavailable,
+      clusterName: 'c1',
+      reservations: {
+        availableCount: (id) => counts.get(id),
+        markLaunched: () => {},
+        markExhausted: (id) => counts.set(id, 0),
+      },
+    });
+    const { capacityType: _pin, ...unpinned } = request([reservedType]);
+    const result = await launcher.launch(
+      {
+        ...unpinned,
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['reserved', 'spot', 'on-demand'] },
+        ],
+      },
+      resolved,
+    );
+    expect(counts.get('cr-1')).toBe(0);
+    expect(result.capacityType).toBe('spot');
   });
 });

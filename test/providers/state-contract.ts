@@ -262,6 +262,20 @@ export function stateStoreContract(name: string, makeStore: (clock: FakeClock) =
     });
   });
 
+  describe(`${name}: registered instances (garbage collection)`, () => {
+    it('remembers instance ids until forgotten or expired', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      await store.rememberRegistered(['i-b', 'i-a'], 10 * MINUTE);
+      await store.rememberRegistered(['i-c'], MINUTE);
+      expect(await store.registeredInstances()).toEqual(['i-a', 'i-b', 'i-c']);
+      clock.advance(MINUTE);
+      expect(await store.registeredInstances()).toEqual(['i-a', 'i-b']);
+      await store.forgetRegistered(['i-a', 'i-z']);
+      expect(await store.registeredInstances()).toEqual(['i-b']);
+    });
+  });
+
   describe(`${name}: budget slots (shared/disruption/ledger)`, () => {
     const pool = (nodes: string): NodePool => ({
       apiVersion: 'karpenter.sh/v1',

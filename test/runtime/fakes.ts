@@ -11,6 +11,7 @@ import {
   type ListOptions,
   type NodePatch,
   type ObjectList,
+  type PodDisruptionBudget,
   type WatchEvent,
   type WatchOptions,
   type WatchResult,
@@ -121,6 +122,7 @@ export class FakeKube implements KubeClient {
   pods = new Map<string, Pod>();
   nodes = new Map<string, Node>();
   daemonSets: Workload[] = [];
+  pdbs: PodDisruptionBudget[] = [];
   version = 100;
   readonly calls: { method: string; args: unknown[] }[] = [];
   /** namespace/name → outcomes to answer evictions with (then 'evicted'). */
@@ -245,6 +247,11 @@ export class FakeKube implements KubeClient {
     return { items: structuredClone(this.daemonSets), resourceVersion: String(this.version) };
   }
 
+  async listPodDisruptionBudgets(options?: ListOptions): Promise<ObjectList<PodDisruptionBudget>> {
+    this.record('listPodDisruptionBudgets', options);
+    return { items: structuredClone(this.pdbs), resourceVersion: String(this.version) };
+  }
+
   async patchNode(name: string, patch: NodePatch): Promise<Node> {
     this.record('patchNode', name, patch);
     const current = this.nodes.get(name);
@@ -349,6 +356,9 @@ export class FakeState implements StateStore {
     ttlMs: number,
   ): Promise<void> {
     this.unavailable.set(`${capacityType}:${instanceType}:${zone}`, { reason, ttlMs });
+  }
+  async markScopeUnavailable(scope: string, reason: string, ttlMs: number): Promise<void> {
+    this.unavailable.set(scope, { reason, ttlMs });
   }
   async getDrain(nodeName: string): Promise<DrainRecord | undefined> {
     const record = this.drainRecords.get(nodeName);

@@ -115,6 +115,35 @@ describe('interruption', () => {
     for (const [, , deadline] of kube.callsTo('evictPod')) expect(deadline).toBeLessThanOrEqual(START + 120_000);
   });
 
+  it('marks the reservation of an interrupted reserved node unavailable, and drains it', async () => {
+    instances.add({
+      instanceId: 'i-0res',
+      nodeClaimName: 'reserved-abc',
+      capacityType: 'reserved',
+      instanceType: 'p5.48xlarge',
+      reservation: { id: 'cr-1', type: 'default' },
+    });
+    kube.putNode(registeredNode('n1', 'i-0res'));
+    const body = JSON.stringify({
+      kind: 'CapacityReservationInterruption',
+      eventId: 'e9',
+      instanceIds: ['i-0res'],
+      time: START,
+    });
+    const outcome = await time.run(handleInterruption(deps(), body));
+    expect(outcome).toMatchObject({
+      status: 'handled',
+      kind: 'CapacityReservationInterruption',
+      instanceIds: ['i-0res'],
+    });
+    expect(state.unavailable.get('reservation:cr-1')).toEqual({
+      reason: 'CapacityReservationInterruption',
+      ttlMs: 180_000,
+    });
+    expect(state.unavailable.has('reserved:p5.48xlarge:us-west-2a')).toBe(false);
+    expect(instances.terminated).toEqual(['i-0res']);
+  });
+
   it('finds the node by the instance’s private DNS name without listing every node', async () => {
     instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc', privateDnsName: 'ip-10-0-0-1.ec2.internal' });
     kube.putNode(registeredNode('ip-10-0-0-1.ec2.internal', 'i-0abc'));

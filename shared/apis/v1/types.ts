@@ -251,6 +251,20 @@ export interface EC2NodeClassStatus {
   subnets?: { id: string; zone: string; zoneID?: string }[];
   securityGroups?: { id: string; name?: string }[];
   amis?: { id: string; name?: string; deprecated?: boolean; requirements: NodeSelectorRequirementWithMinValues[] }[];
+  /** The reservations capacityReservationSelectorTerms selected (Karpenter v1.3+). */
+  capacityReservations?: {
+    id: string;
+    availabilityZone: string;
+    instanceType: string;
+    ownerID: string;
+    instanceMatchCriteria: 'open' | 'targeted';
+    reservationType: 'default' | 'capacity-block';
+    interruptible?: boolean;
+    state: 'active' | 'expiring';
+    endTime?: string;
+  }[];
+  /** The group placementGroupSelector resolved to (Karpenter v1.14). */
+  placementGroups?: { id: string; name: string; strategy: string; state: string; partitionCount?: number }[];
   instanceProfile?: string;
   conditions?: Condition[];
 }

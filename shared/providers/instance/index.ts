@@ -21,6 +21,7 @@ import {
   type ResolvedNodeClass,
 } from '../../launch/request';
 import { errorCode, errorMessage, isNotFound, isThrottling, LAUNCH_TEMPLATE_NOT_FOUND_CODES } from '../aws-errors';
+import type { CapacityReservationProvider } from '../capacityreservation';
 import { realSleep, type Sleep } from '../clock';
 import type { LaunchTemplateProvider } from '../launchtemplate';
 import type { EC2Api } from '../ports';
@@ -93,12 +94,29 @@ export interface InstanceLauncherDeps {
   throttleBaseDelayMs?: number;
   /** Shared across launches of one process so each launch sees the IPs the previous ones took. */
   inflightIPs?: InflightIPs;
+  /**
+   * The reservations' free counts (the provider the instance types were built from): a reserved
+   * launch takes one, a full reservation is skipped by the next claims of the same decision.
+   */
+  reservations?: Pick<CapacityReservationProvider, 'availableCount' | 'markLaunched' | 'markExhausted'>;
+}
+
+/**
+ * EC2's refusal when a spread placement group already holds its per-zone maximum (7 per AZ for
+ * rack spread). The exact wording could not be checked against EC2, so it is matched on the words
+ * any such message must contain, and only for launches into a spread group.
+ */
+export function isSpreadPlacementGroupLimit(failure: Pick<OfferingFailure, 'code' | 'message'>): boolean {
+  const text = `${failure.code} ${failure.message}`;
+  return /placement ?group/i.test(text) && /spread/i.test(text) && /limit|maximum|exceed/i.test(text);
 }
 
 const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped'];
 const DEAD_STATES = new Set(['shutting-down', 'terminated']);
 
 function capacityTypeOf(instance: Instance): CapacityType {
+  // Only reserved launches target a reservation (the others send preference "none").
+  if (instance.CapacityReservationId) return 'reserved';
   return instance.InstanceLifecycle === 'spot' ? 'spot' : 'on-demand';
 }
 
@@ -195,6 +213,10 @@ export class InstanceLauncher {
         return 'retry';
       }
       const result = this.launchedInstance(plan, launched, instanceId, zoneOfSubnet);
+      const reservationId = plan.overrides.find(
+        (o) => o.instanceType === result.instanceType && o.zone === result.zone,
+      )?.reservationId;
+      if (plan.capacityType === 'reserved' && reservationId) this.deps.reservations?.markLaunched(reservationId);
       const subnetId =
         launched.LaunchTemplateAndOverrides?.Overrides?.SubnetId ??
         plan.overrides.find((o) => o.instanceType === result.instanceType && o.zone === result.zone)?.subnetId;
@@ -209,7 +231,7 @@ export class InstanceLauncher {
     let templateMissing = false;
     for (const error of out.Errors ?? []) {
       const failure = this.failureOf(error, plan.capacityType, zoneOfSubnet);
-      if (await this.markCapacityFailure(error, failure, plan, state)) capacityFailures.push(failure);
+      if (await this.markCapacityFailure(error, failure, plan, resolved, state)) capacityFailures.push(failure);
       else {
         if (LAUNCH_TEMPLATE_NOT_FOUND_CODES.has(failure.code)) templateMissing = true;
         otherFailures.push(failure);
@@ -239,6 +261,7 @@ export class InstanceLauncher {
     error: CreateFleetError,
     failure: OfferingFailure,
     plan: PlannedLaunch,
+    resolved: ResolvedNodeClass,
     state: LaunchState,
   ): Promise<boolean> {
     const reason = `${failure.code}: ${failure.message}`;
@@ -246,8 +269,19 @@ export class InstanceLauncher {
       await this.markScope(state, { kind: 'capacity-type', capacityType: 'spot' }, reason);
       return true;
     }
-    if (!UNFULFILLABLE_CAPACITY_CODES.has(failure.code) || !failure.offering) return false;
     const [, type = '', zone = ''] = failure.offering.split(':');
+    if (
+      resolved.placementGroupStrategy === 'spread' &&
+      resolved.placementGroupId &&
+      zone &&
+      isSpreadPlacementGroupLimit(failure)
+    ) {
+      // The group is full in this zone; other zones, and other node classes here, still launch.
+      const scope = { kind: 'placement-group-zone', placementGroupId: resolved.placementGroupId, zone } as const;
+      await this.markScope(state, scope, reason);
+      return true;
+    }
+    if (!UNFULFILLABLE_CAPACITY_CODES.has(failure.code) || !failure.offering) return false;
     const override = plan.overrides.find((o) => o.instanceType === type && o.zone === zone);
     const subnetId = error.LaunchTemplateAndOverrides?.Overrides?.SubnetId ?? override?.subnetId;
     if (failure.code === 'InsufficientFreeAddressesInSubnet' && subnetId) {
@@ -256,6 +290,7 @@ export class InstanceLauncher {
       return true;
     }
     if (plan.capacityType === 'reserved' && override?.reservationId) {
+      if (failure.code === 'ReservationCapacityExceeded') this.deps.reservations?.markExhausted(override.reservationId);
       await this.markScope(state, { kind: 'reservation', reservationId: override.reservationId }, reason);
     } else {
       await this.deps.unavailable.markUnavailable(plan.capacityType, type, zone, reason);
@@ -342,6 +377,9 @@ export class InstanceLauncher {
       await check({ kind: 'capacity-type', capacityType });
     }
     for (const s of resolved.subnets) await check({ kind: 'subnet', subnetId: s.id });
+    const groupId = resolved.placementGroupId;
+    if (groupId)
+      for (const zone of zones) await check({ kind: 'placement-group-zone', placementGroupId: groupId, zone });
     for (const type of request.instanceTypes) {
       for (const o of type.offerings) {
         if (!o.available || !zones.has(o.zone)) continue;
@@ -353,7 +391,11 @@ export class InstanceLauncher {
     return {
       offering: (ct, type, zone) => keys.has(offeringKey(ct, type, zone)),
       capacityType: (capacityType) => keys.has(scopeKey({ kind: 'capacity-type', capacityType })),
-      reservation: (reservationId) => keys.has(scopeKey({ kind: 'reservation', reservationId })),
+      reservation: (reservationId) =>
+        keys.has(scopeKey({ kind: 'reservation', reservationId })) ||
+        this.deps.reservations?.availableCount(reservationId) === 0,
+      placementGroupZone: (placementGroupId, zone) =>
+        keys.has(scopeKey({ kind: 'placement-group-zone', placementGroupId, zone })),
       subnet: (subnetId) => keys.has(scopeKey({ kind: 'subnet', subnetId })),
       inflightIPs: (id) => this.inflight.get(id),
     };

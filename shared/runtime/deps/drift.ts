@@ -13,10 +13,12 @@ import {
 } from '../../nodeclass';
 import type { NodeClassResolution, NodeClassResolverDeps } from '../../nodeclass/readiness';
 import { AMIProvider } from '../../providers/ami';
+import { CapacityReservationProvider } from '../../providers/capacityreservation';
 import { type Cluster, ClusterProvider } from '../../providers/cluster';
 import { InstanceLauncher } from '../../providers/instance';
 import { InstanceProfileProvider } from '../../providers/instanceprofile';
 import { LaunchTemplateProvider } from '../../providers/launchtemplate';
+import { PlacementGroupProvider } from '../../providers/placementgroup';
 import { ec2Api, eksApi, iamApi, ssmApi } from '../../providers/ports';
 import { SecurityGroupProvider } from '../../providers/securitygroup';
 import { SubnetProvider } from '../../providers/subnet';
@@ -25,6 +27,7 @@ import type { DriftDeps, DriftSession } from '../drift';
 import { instanceTypeSource, kubeClient, type Runtime } from '../environment';
 import { AwsClaimLauncher } from '../launcher';
 import type { Telemetry } from '../telemetry';
+import { launchClients } from './launch-clients';
 
 function conditionTrue(resolution: NodeClassResolution, type: string): boolean {
   return resolution.nodeClass.status?.conditions?.some((c) => c.type === type && c.status === 'True') === true;
@@ -44,15 +47,20 @@ export function nodeClassToday(nodeClass: EC2NodeClass, resolution: NodeClassRes
 
 export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise<DriftDeps> {
   const { clients, settings, clock } = runtime;
+  const { ssm, iam } = launchClients(runtime);
   const ec2 = ec2Api(clients.ec2);
   const clusterProvider = new ClusterProvider(eksApi(clients.eks));
+  // Replacements plan and launch onto reservations as provision does, counted by one provider.
+  const reservations = new CapacityReservationProvider(ec2, { clock });
   const resolver: Omit<NodeClassResolverDeps, 'amis' | 'k8sVersion' | 'clock' | 'mode'> = {
     subnets: new SubnetProvider(ec2),
     securityGroups: new SecurityGroupProvider(ec2),
-    instanceProfiles: new InstanceProfileProvider(iamApi(clients.iam), {
+    instanceProfiles: new InstanceProfileProvider(iamApi(iam), {
       clusterName: settings.cluster,
       region: settings.region,
     }),
+    capacityReservations: reservations,
+    placementGroups: new PlacementGroupProvider(ec2, { clock }),
   };
   const instanceLauncher = new InstanceLauncher({
     ec2,
@@ -60,9 +68,10 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     unavailable: new StateUnavailableOfferings(runtime.state, clock),
     clusterName: settings.cluster,
     region: settings.region,
+    reservations,
   });
   const session = async (): Promise<DriftSession> => {
-    const amis = new AMIProvider(ec2, ssmApi(clients.ssm), clock);
+    const amis = new AMIProvider(ec2, ssmApi(ssm), clock);
     const cluster: Promise<Cluster> = clusterProvider.describe(settings.cluster);
     const { version } = await cluster;
     const nodeClasses = new Map<string, NodeClassToday>();
@@ -91,7 +100,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     nodePools: runtime.config.nodePools,
     nodeClasses: runtime.config.nodeClasses,
     session,
-    instanceTypes: instanceTypeSource(runtime, telemetry),
+    instanceTypes: instanceTypeSource(runtime, telemetry, reservations),
     instances: runtime.instances,
     kube: await kubeClient(runtime),
     state: runtime.state,

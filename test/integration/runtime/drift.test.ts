@@ -23,8 +23,9 @@ import type { Budget, EC2NodeClass, NodePool } from '../../../shared/apis/v1/typ
 import { KUBE, TAG } from '../../../shared/contracts';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
 import { driftDeps } from '../../../shared/runtime/deps/drift';
+import { watcherDeps } from '../../../shared/runtime/deps/watcher';
 import type { DriftReport } from '../../../shared/runtime/drift';
-import { buildRuntime, instanceTypeSource, type Runtime, watcherDeps } from '../../../shared/runtime/environment';
+import { buildRuntime, instanceTypeSource, type Runtime } from '../../../shared/runtime/environment';
 import { NodeReconciler } from '../../../shared/runtime/nodes';
 import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
 import type { ResolvedInstanceTypes } from '../../../shared/runtime/provision';

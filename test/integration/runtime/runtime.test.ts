@@ -23,13 +23,10 @@ import type { Pod } from '../../../shared/apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { DETAIL_TYPE, EVENT_SOURCE, KUBE, TAG } from '../../../shared/contracts';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
-import {
-  buildRuntime,
-  interruptionDeps,
-  provisionDeps,
-  type Runtime,
-  watcherDeps,
-} from '../../../shared/runtime/environment';
+import { interruptionDeps } from '../../../shared/runtime/deps/interruption';
+import { provisionDeps } from '../../../shared/runtime/deps/provision';
+import { watcherDeps } from '../../../shared/runtime/deps/watcher';
+import { buildRuntime, type Runtime } from '../../../shared/runtime/environment';
 import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
 import { node, pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';

@@ -96,6 +96,26 @@ function isHealthy(pod: StoredObject): boolean {
   return !conditions.some((c) => c.type === 'Ready' && c.status !== 'True');
 }
 
+/** What the disruption controller writes into the budget's status: healthy pods, desired, allowed. */
+export function budgetStatus(
+  budget: PodDisruptionBudget,
+  pods: StoredObject[],
+): { healthy: number; desiredHealthy: number; disruptionsAllowed: number } {
+  const selected = pods.filter(
+    (p) =>
+      (p.metadata.namespace ?? 'default') === budget.namespace &&
+      isActive(p) &&
+      matchesLabelSelector(budget.selector, p.metadata.labels ?? {}),
+  );
+  const expected = budget.expectedPods ?? selected.length;
+  const healthy = selected.filter(isHealthy).length;
+  const desiredHealthy =
+    budget.minAvailable !== undefined
+      ? scaled(budget.minAvailable, expected)
+      : expected - scaled(budget.maxUnavailable ?? 0, expected);
+  return { healthy, desiredHealthy, disruptionsAllowed: Math.max(0, healthy - desiredHealthy) };
+}
+
 /**
  * The eviction subresource's decision for one pod: undefined when allowed, else the Status to
  * answer (429 when a budget has no disruption left, 500 when several budgets select the pod).
@@ -119,19 +139,8 @@ export function evictionRefusal(
   const budget = matching[0] as PodDisruptionBudget;
   // An unhealthy pod does not count against the budget, so evicting it is always allowed.
   if (!isHealthy(pod)) return undefined;
-  const selected = pods.filter(
-    (p) =>
-      (p.metadata.namespace ?? 'default') === namespace &&
-      isActive(p) &&
-      matchesLabelSelector(budget.selector, p.metadata.labels ?? {}),
-  );
-  const expected = budget.expectedPods ?? selected.length;
-  const healthy = selected.filter(isHealthy).length;
-  const desiredHealthy =
-    budget.minAvailable !== undefined
-      ? scaled(budget.minAvailable, expected)
-      : expected - scaled(budget.maxUnavailable ?? 0, expected);
-  if (healthy - desiredHealthy >= 1) return undefined;
+  const { healthy, desiredHealthy, disruptionsAllowed } = budgetStatus(budget, pods);
+  if (disruptionsAllowed >= 1) return undefined;
   return failure(429, 'TooManyRequests', "Cannot evict pod as it would violate the pod's disruption budget.", {
     causes: [
       {

@@ -3,6 +3,7 @@
 
 import type * as http from 'node:http';
 import {
+  budgetStatus,
   conflict,
   evictionRefusal,
   failure,
@@ -74,6 +75,9 @@ export class FakeApiRoutes {
   ) {}
 
   route(method: string, url: URL, body: unknown, contentType: string | undefined, res: http.ServerResponse): Answer {
+    if (url.pathname === '/apis/policy/v1/poddisruptionbudgets') {
+      return method === 'GET' ? this.listBudgets() : methodNotAllowed();
+    }
     const target = parseTarget(url.pathname);
     if (!target) return notFoundPath();
     try {
@@ -88,6 +92,36 @@ export class FakeApiRoutes {
       if (error instanceof SelectorError) return answer(failure(400, 'BadRequest', error.message));
       throw error;
     }
+  }
+
+  /** Every PodDisruptionBudget with the status the disruption controller would write (one page). */
+  private listBudgets(): Answer {
+    const pods = this.store.list('pods');
+    const items = this.budgets.map((b) => {
+      const status = budgetStatus(b, pods);
+      return {
+        metadata: { name: b.name, namespace: b.namespace },
+        spec: {
+          selector: b.selector,
+          ...(b.minAvailable !== undefined ? { minAvailable: b.minAvailable } : {}),
+          ...(b.maxUnavailable !== undefined ? { maxUnavailable: b.maxUnavailable } : {}),
+        },
+        status: {
+          currentHealthy: status.healthy,
+          desiredHealthy: status.desiredHealthy,
+          disruptionsAllowed: status.disruptionsAllowed,
+        },
+      };
+    });
+    return {
+      status: 200,
+      body: {
+        kind: 'PodDisruptionBudgetList',
+        apiVersion: 'policy/v1',
+        metadata: { resourceVersion: String(this.store.resourceVersion) },
+        items,
+      },
+    };
   }
 
   private item(method: string, target: Target, body: unknown, contentType: string | undefined): Answer {

@@ -1,0 +1,35 @@
+// What the gc function needs beyond the common runtime: the Kubernetes client, the cluster's launch
+// templates and instance profiles as garbage collection lists and deletes them, and priced instance
+// types for consolidation.
+
+import { IAMClient } from '@aws-sdk/client-iam';
+import { isEvictable } from '../../kube/client';
+import { ClusterInstanceProfiles } from '../../providers/instanceprofile-gc';
+import { ClusterLaunchTemplates } from '../../providers/launchtemplate-gc';
+import { ec2Api, iamApi } from '../../providers/ports';
+import { clientConfig, instanceTypeSource, kubeClient, type Runtime } from '../environment';
+import type { GcDeps } from '../gc';
+import type { Telemetry } from '../telemetry';
+
+export async function gcDeps(runtime: Runtime, telemetry: Telemetry): Promise<GcDeps> {
+  const { clients, settings } = runtime;
+  const iam = clients.iam ?? new IAMClient(clientConfig(settings.region));
+  return {
+    ...telemetry,
+    cluster: settings.cluster,
+    region: settings.region,
+    nodePools: runtime.config.nodePools,
+    nodeClasses: runtime.config.nodeClasses,
+    instances: runtime.instances,
+    kube: await kubeClient(runtime),
+    state: runtime.state,
+    launchTemplates: new ClusterLaunchTemplates(ec2Api(clients.ec2), settings.cluster),
+    instanceProfiles: new ClusterInstanceProfiles(iamApi(iam), {
+      cluster: settings.cluster,
+      region: settings.region,
+    }),
+    instanceTypes: instanceTypeSource(runtime, telemetry),
+    isEvictable,
+    clock: runtime.clock,
+  };
+}

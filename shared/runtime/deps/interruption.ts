@@ -1,0 +1,31 @@
+// What the interruption function needs beyond the common runtime: the Kubernetes client for drains,
+// the message parsers and the notice publisher for replacements.
+
+import { parseInterruption } from '../../interruption';
+import { isEvictable } from '../../kube/client';
+import { kubeClient, noticePublisher, type Runtime } from '../environment';
+import type { InterruptionDeps } from '../interruption';
+import type { Telemetry } from '../telemetry';
+
+export async function interruptionDeps(
+  runtime: Runtime,
+  telemetry: Telemetry,
+): Promise<Omit<InterruptionDeps, 'invocationDeadline'>> {
+  return {
+    ...telemetry,
+    cluster: runtime.settings.cluster,
+    kube: await kubeClient(runtime),
+    instances: runtime.instances,
+    state: runtime.state,
+    parse(body) {
+      const result = parseInterruption(body);
+      if (!result.ok) throw new Error(result.error);
+      return result.message;
+    },
+    notices: noticePublisher(runtime),
+    rebalanceAction: runtime.settings.rebalanceAction,
+    isEvictable,
+    clock: runtime.clock,
+    sleep: runtime.sleep,
+  };
+}

@@ -1,0 +1,233 @@
+// The emptiness pass of the gc function: stamp nodes that became empty, and hand those empty past
+// consolidateAfter to the termination flow within their NodePool's Empty budgets (decisions in
+// shared/disruption/emptiness.ts). A node handed over gets a budget slot on the state table's ledger,
+// a disruption record (reason Empty) and a drain record, then its Node is deleted: the watcher
+// drains it (PDBs and do-not-disrupt respected) and terminates its instance. Once the Node is gone
+// a later run gives the slot back.
+
+import type { Node, Pod } from '../apis/core/v1';
+import type { NodePool } from '../apis/v1/types';
+import { METRIC } from '../contracts';
+import { budgetLimit } from '../disruption/budgets';
+import {
+  decideEmptyDisruptions,
+  EMPTY_SINCE_ANNOTATION,
+  type EmptinessStep,
+  type EmptinessSubject,
+  findEmptyNodes,
+} from '../disruption/emptiness';
+import { terminationGracePeriodMs } from '../disruption/expiration';
+import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
+import type { BudgetLimit } from '../disruption/types';
+import type { KubeClient } from '../kube/types';
+import { errorMessage } from '../providers/aws-errors';
+import type { DisruptionRecord, FullStateStore } from '../providers/state';
+import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
+import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
+import { deletionTimestamp } from './objects';
+
+/** Emptiness records live as long as drift's: the drain they start may wait on PDBs for days. */
+export const EMPTY_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The reasons whose records this pass finishes (drift finishes its own). */
+const OWN_REASONS = new Set(['Empty', 'Underutilized']);
+
+export interface EmptinessDeps extends DrainDeps {
+  nodePools: NodePool[];
+  instances: DrainDeps['instances'] & Pick<ClaimInstances, 'live'>;
+  kube: DrainDeps['kube'] & Pick<KubeClient, 'listPods' | 'patchNode' | 'deleteNode'>;
+  state: DrainDeps['state'] &
+    Pick<
+      FullStateStore,
+      | 'putDisruption'
+      | 'disruptionRecords'
+      | 'deleteDisruption'
+      | 'drains'
+      | 'reserveDisruption'
+      | 'releaseDisruption'
+      | 'disruptions'
+    >;
+}
+
+export interface EmptinessReport {
+  marked: string[];
+  cleared: string[];
+  /** Nodes handed to the termination flow as Empty. */
+  disrupted: { node: string; nodePool: string; detail: string }[];
+  blocked: { node: string; message: string }[];
+  /** Empty disruptions whose Node is gone: slot released, record deleted. */
+  finished: string[];
+}
+
+function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
+  const out = new Map<string, Pod[]>();
+  for (const pod of pods) {
+    const name = pod.spec.nodeName;
+    if (name) out.set(name, [...(out.get(name) ?? []), pod]);
+  }
+  return out;
+}
+
+interface View {
+  subjects: EmptinessSubject[];
+  disrupting: Map<string, Set<string>>;
+  poolSizes: Map<string, number>;
+}
+
+function view(nodes: readonly Node[], live: readonly ClaimInstance[], pods: readonly Pod[], busy: Set<string>): View {
+  const byId = new Map(live.map((i) => [i.instanceId, i]));
+  const bound = podsByNode(pods);
+  const subjects: EmptinessSubject[] = [];
+  const disrupting = new Map<string, Set<string>>();
+  const poolSizes = new Map<string, number>();
+  for (const node of nodes) {
+    const instance = byId.get(instanceIdFromProviderID(node.spec?.providerID) ?? '');
+    if (!instance) continue;
+    const name = node.metadata.name;
+    poolSizes.set(instance.nodePool, (poolSizes.get(instance.nodePool) ?? 0) + 1);
+    if (deletionTimestamp(node) || busy.has(name)) {
+      disrupting.set(instance.nodePool, new Set([...(disrupting.get(instance.nodePool) ?? []), name]));
+      continue;
+    }
+    subjects.push({ node, nodePool: instance.nodePool, pods: bound.get(name) ?? [] });
+  }
+  return { subjects, disrupting, poolSizes };
+}
+
+async function finishGone(
+  deps: EmptinessDeps,
+  records: DisruptionRecord[],
+  nodes: readonly Node[],
+  drains: Set<string>,
+) {
+  const present = new Set(nodes.map((n) => n.metadata.name));
+  const finished: string[] = [];
+  for (const record of records) {
+    if (!OWN_REASONS.has(record.reason) || present.has(record.nodeName) || drains.has(record.nodeName)) continue;
+    await releaseBudgetSlot(deps.state, record.nodePool, record.nodeName);
+    await deps.state.deleteDisruption(record.nodeName);
+    finished.push(record.nodeName);
+  }
+  return finished;
+}
+
+async function stamp(deps: EmptinessDeps, nodeName: string, value: string | null): Promise<void> {
+  await deps.kube.patchNode(nodeName, { metadata: { annotations: { [EMPTY_SINCE_ANNOTATION]: value } } });
+}
+
+/**
+ * Hands a node to the termination flow: its disruption record, a drain record with the NodePool's
+ * terminationGracePeriod as deadline, then the Node deleted (the watcher drains it). Shared by
+ * emptiness and consolidation.
+ */
+export async function handToTermination(deps: EmptinessDeps, record: DisruptionRecord): Promise<void> {
+  const pool = deps.nodePools.find((p) => p.metadata.name === record.nodePool);
+  const grace = pool ? terminationGracePeriodMs(pool) : undefined;
+  await deps.state.putDisruption(record);
+  await startDrain(deps, {
+    nodeName: record.nodeName,
+    instanceId: record.instanceId,
+    reason: record.reason,
+    deadline: grace === undefined ? NO_DEADLINE : deps.clock() + grace,
+  });
+  await deps.kube.deleteNode(record.nodeName);
+  deps.metrics.record(METRIC.disruptions, 'Count', 1, { nodePool: record.nodePool, reason: record.reason });
+  deps.log.info('disrupted node handed to termination', {
+    node: record.nodeName,
+    reason: record.reason,
+    detail: record.detail,
+  });
+}
+
+/**
+ * Takes a budget slot for the record's node (the ledger's conditional write), then hands the node
+ * to the termination flow. 'no-slot' when another invocation took the last one; a failure gives
+ * back what was taken, so the next run starts the node afresh instead of waiting on a record.
+ */
+export async function disruptWithinBudget(
+  deps: EmptinessDeps,
+  limit: BudgetLimit,
+  seen: Set<string>,
+  record: DisruptionRecord,
+): Promise<'started' | 'no-slot' | 'failed'> {
+  try {
+    if (!(await reserveBudgetSlot(deps.state, limit, record.nodeName, seen))) return 'no-slot';
+    seen.add(record.nodeName);
+    await handToTermination(deps, record);
+    return 'started';
+  } catch (error) {
+    await deps.state.deleteDisruption(record.nodeName).catch(() => undefined);
+    await releaseBudgetSlot(deps.state, record.nodePool, record.nodeName).catch(() => undefined);
+    deps.log.error('disrupting a node failed, will retry', {
+      node: record.nodeName,
+      reason: record.reason,
+      error: errorMessage(error),
+    });
+    return 'failed';
+  }
+}
+
+async function applySteps(deps: EmptinessDeps, steps: readonly EmptinessStep[], report: EmptinessReport) {
+  for (const step of steps) {
+    try {
+      await stamp(deps, step.nodeName, step.kind === 'mark' ? new Date(step.at).toISOString() : null);
+      (step.kind === 'mark' ? report.marked : report.cleared).push(step.nodeName);
+    } catch (error) {
+      deps.log.warn('stamping emptiness failed, will retry', { node: step.nodeName, error: errorMessage(error) });
+    }
+  }
+}
+
+/** One emptiness pass over the listed nodes. */
+export async function runEmptiness(deps: EmptinessDeps, nodes: readonly Node[]): Promise<EmptinessReport> {
+  const report: EmptinessReport = { marked: [], cleared: [], disrupted: [], blocked: [], finished: [] };
+  const [live, pods, records, drains] = await Promise.all([
+    deps.instances.live(),
+    deps.kube.listPods(),
+    deps.state.disruptionRecords(),
+    deps.state.drains(),
+  ]);
+  const drainNames = new Set(drains.map((d) => d.nodeName));
+  report.finished = await finishGone(deps, records, nodes, drainNames);
+  const busy = new Set([...drainNames, ...records.map((r) => r.nodeName)]);
+  const { subjects, disrupting, poolSizes } = view(nodes, live, pods.items, busy);
+  const now = deps.clock();
+  const { steps, candidates } = findEmptyNodes({
+    now,
+    subjects,
+    nodePools: deps.nodePools,
+    isEvictable: deps.isEvictable,
+  });
+  await applySteps(deps, steps, report);
+  const decisions = decideEmptyDisruptions({ now, candidates, nodePools: deps.nodePools, poolSizes, disrupting });
+  const instanceOf = new Map(
+    subjects.map((s) => [s.node.metadata.name, instanceIdFromProviderID(s.node.spec?.providerID) ?? '']),
+  );
+  for (const { candidate, allowed, budget } of decisions) {
+    const pool = deps.nodePools.find((p) => p.metadata.name === candidate.nodePool);
+    if (!allowed || !pool) {
+      report.blocked.push({ node: candidate.nodeName, message: budget.message });
+      continue;
+    }
+    const seen = disrupting.get(candidate.nodePool) ?? new Set<string>();
+    disrupting.set(candidate.nodePool, seen);
+    const limit = budgetLimit(pool, 'Empty', { nodes: poolSizes.get(candidate.nodePool) ?? 0, now });
+    const outcome = await disruptWithinBudget(deps, limit, seen, {
+      nodeName: candidate.nodeName,
+      instanceId: instanceOf.get(candidate.nodeName) ?? '',
+      nodePool: candidate.nodePool,
+      reason: 'Empty',
+      detail: candidate.detail,
+      replacements: [],
+      phase: 'draining',
+      startedAt: now,
+      expiresAt: now + EMPTY_RECORD_TTL_MS,
+    });
+    if (outcome === 'started') {
+      report.disrupted.push({ node: candidate.nodeName, nodePool: candidate.nodePool, detail: candidate.detail });
+    } else if (outcome === 'no-slot') {
+      report.blocked.push({ node: candidate.nodeName, message: 'another invocation took the last budget slot' });
+    }
+  }
+  return report;
+}
