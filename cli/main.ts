@@ -33,6 +33,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('./commands/status')).statusCommand,
   },
   {
+    name: 'disruption',
+    summary: 'dry run of drift and expiration: what would be disrupted now, which budget decides, the replacements',
+    load: async () => (await import('./commands/disruption')).disruptionCommand,
+  },
+  {
     name: 'userdata',
     summary: 'print the userData a node would boot with (offline)',
     load: async () => (await import('./commands/userdata')).userDataCommand,

@@ -28,7 +28,7 @@ async function main(): Promise<number> {
     const claims = result.launched.flatMap((d) => d.nodeClaims);
     const total = claims.reduce((sum, c) => sum + c.price, 0);
     console.log(
-      `\n${claims.length} NodeClaims launched in ${result.launched.length} decisions ($${total.toFixed(4)}/hour in all); ${result.interruptedInstance} interrupted and replaced.`,
+      `\n${claims.length} NodeClaims launched in ${result.launched.length} decisions ($${total.toFixed(4)}/hour in all); ${result.interruptedInstance} interrupted and replaced; ${result.rollout.rolled.length} nodes rolled onto ${result.rollout.to}, at most ${result.rollout.maxDisrupting} at a time.`,
     );
     if (given)
       console.log(

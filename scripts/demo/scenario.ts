@@ -8,7 +8,12 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DescribeInstancesCommand, EC2Client, type Instance } from '@aws-sdk/client-ec2';
+import {
+  DescribeInstancesCommand,
+  EC2Client,
+  type Instance,
+  ModifyInstanceAttributeCommand,
+} from '@aws-sdk/client-ec2';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { EventBridgeClient, PutEventsCommand, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { IAMClient } from '@aws-sdk/client-iam';
@@ -23,6 +28,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { buildKarplessApp } from '../../infra/karpless-stack';
+import { createHandler as driftHandler } from '../../lambdas/drift/handler';
 import { createHandler as interruptionHandler } from '../../lambdas/interruption/handler';
 import { createHandler as provisionHandler } from '../../lambdas/provision/handler';
 import { createHandler as watcherHandler } from '../../lambdas/watcher/handler';
@@ -31,6 +37,7 @@ import { DETAIL_TYPE, ENV, EVENT_SOURCE, KUBE, METRICS_NAMESPACE } from '../../s
 import { dynamoApi } from '../../shared/providers/dynamo-port';
 import { DynamoStateStore } from '../../shared/providers/dynamostate';
 import { bundledSnapshot } from '../../shared/providers/pricing';
+import { driftDeps } from '../../shared/runtime/deps/drift';
 import { interruptionDeps } from '../../shared/runtime/deps/interruption';
 import { provisionDeps } from '../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../shared/runtime/deps/watcher';
@@ -48,6 +55,7 @@ import {
   deployStack,
   type Template,
 } from './aws';
+import { type RolloutResult, rollOutNewAMI } from './drift';
 import { Timeline } from './timeline';
 
 export const DEMO_CLUSTER = 'karpless-demo';
@@ -61,13 +69,15 @@ export interface DemoResult {
   nodes: Node[];
   pods: Pod[];
   interruptedInstance: string;
+  /** The AMI release rolled out by the drift function. */
+  rollout: RolloutResult;
   stack: DeployedStack;
 }
 
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function silentPowertools(serviceName: string, timeline: Timeline): Powertools {
-  const actor = serviceName.replace('karpless-', '') as 'watcher' | 'provision' | 'interruption';
+  const actor = serviceName.replace('karpless-', '') as 'watcher' | 'provision' | 'interruption' | 'drift';
   const telemetry: Telemetry = {
     log: {
       debug: () => undefined,
@@ -102,7 +112,7 @@ function lambdaContext(remainingMs: number): Context {
   };
 }
 
-function pendingPod(name: string, cpu: string, memory: string): Pod {
+function pendingPod(name: string, cpu: string, memory: string, app = 'web'): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -110,10 +120,10 @@ function pendingPod(name: string, cpu: string, memory: string): Pod {
       name,
       namespace: 'default',
       uid: `uid-${name}`,
-      labels: { app: 'web' },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'web-7d4f9', controller: true }],
+      labels: { app },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-7d4f9`, controller: true }],
     },
-    spec: { containers: [{ name: 'web', resources: { requests: { cpu, memory } } }] },
+    spec: { containers: [{ name: app, resources: { requests: { cpu, memory } } }] },
     status: {
       phase: 'Pending',
       conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }],
@@ -254,7 +264,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await pumpProvision();
 
     // 3. The kubelets start, the watcher registers the nodes, the scheduler binds the pods.
-    await joinNodes(clients.ec2, kube, timeline);
+    await joinNodes(clients.ec2, kube, timeline, network.securityGroupId);
     await runWatcher('nodes registered');
     schedulePods(kube, launched, timeline);
 
@@ -287,9 +297,50 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // 5. The replacement: notice → provision → a new instance → it joins.
     await runWatcher('evicted pods noticed again');
     await pumpProvision();
-    await joinNodes(clients.ec2, kube, timeline);
+    await joinNodes(clients.ec2, kube, timeline, network.securityGroupId);
     await runWatcher('replacement registered');
     schedulePods(kube, launched, timeline);
+
+    // 6. A second Deployment that needs a node of its own, then an AMI release that rolls the
+    // nodes one by one (the NodePool's budget is 1 node).
+    const api = { name: 'api', cpu: '6', memory: '12Gi' };
+    for (let i = 0; i < 2; i++) kube.addPod(pendingPod(`api-${i}`, api.cpu, api.memory, api.name));
+    timeline.add('cluster', `2 pending pods (api, ${api.cpu} CPU / ${api.memory} each)`);
+    await runWatcher('api pods noticed');
+    await pumpProvision();
+    await joinNodes(clients.ec2, kube, timeline, network.securityGroupId);
+    await runWatcher('api node registered');
+    schedulePods(kube, launched, timeline);
+    const driftTools = silentPowertools('karpless-drift', timeline);
+    const drift = driftHandler(
+      once(async () => driftDeps(runtime(), driftTools.telemetry)),
+      driftTools,
+    );
+    const rollout = await rollOutNewAMI(
+      {
+        ec2: clients.ec2,
+        kube,
+        timeline,
+        region: aws.region,
+        drift: async (event) => {
+          const report = await drift(event, lambdaContext(60_000));
+          if (!('trigger' in report)) throw new Error(`demo: drift run failed: ${JSON.stringify(report)}`);
+          return report;
+        },
+        joinNodes: () => joinNodes(clients.ec2, kube, timeline, network.securityGroupId),
+        runWatcher,
+        settlePods: () => {
+          recreateEvicted(kube, replicas, timeline);
+          recreateEvicted(kube, 2, timeline, api);
+          schedulePods(kube, launched, timeline);
+        },
+      },
+      network.imageId,
+    );
+    timeline.add(
+      'demo',
+      `${rollout.rolled.length} nodes rolled from ${rollout.from} to ${rollout.to}, at most ${rollout.maxDisrupting} at a time`,
+    );
 
     const instances = await describeInstances(clients.ec2);
     const victimState = instances.get(victim.instanceId)?.State?.Name;
@@ -304,6 +355,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       nodes: kube.nodes(),
       pods: kube.pods(),
       interruptedInstance: victim.instanceId,
+      rollout,
       stack: deployed,
     };
   } finally {
@@ -419,12 +471,20 @@ async function describeInstances(ec2: EC2Client): Promise<Map<string, Instance>>
 }
 
 /** The kubelet of each new running instance: a Node with its providerID and the unregistered taint, Ready. */
-async function joinNodes(ec2: EC2Client, kube: FakeApiServer, timeline: Timeline): Promise<void> {
+async function joinNodes(
+  ec2: EC2Client,
+  kube: FakeApiServer,
+  timeline: Timeline,
+  securityGroupId: string,
+): Promise<void> {
   const known = new Set(kube.nodes().map((n) => n.spec?.providerID));
   for (const instance of (await describeInstances(ec2)).values()) {
     const zone = instance.Placement?.AvailabilityZone ?? '';
     const providerID = `aws:///${zone}/${instance.InstanceId}`;
     if (instance.State?.Name !== 'running' || known.has(providerID)) continue;
+    // moto drops the launch template's security groups (the instance gets a default group); EC2
+    // would not, and the drift step compares them (SecurityGroupDrift), so the demo puts them back.
+    await ec2.send(new ModifyInstanceAttributeCommand({ InstanceId: instance.InstanceId, Groups: [securityGroupId] }));
     const name = instance.PrivateDnsName ?? instance.InstanceId ?? '';
     kube.addNode({
       apiVersion: 'v1',
@@ -448,16 +508,20 @@ async function joinNodes(ec2: EC2Client, kube: FakeApiServer, timeline: Timeline
 
 /** kube-scheduler: each pending pod to the registered node of the claim karpless planned it for. */
 function schedulePods(kube: FakeApiServer, launched: readonly NodeClaimsLaunchedDetail[], timeline: Timeline): void {
+  // A node being deleted or disrupted (karpenter.sh/disrupted:NoSchedule) takes no new pod.
+  const schedulable = (n: Node) =>
+    !n.spec?.unschedulable &&
+    !n.metadata.deletionTimestamp &&
+    !(n.spec?.taints ?? []).some((t) => t.key === KUBE.disruptedTaintKey || t.key === KUBE.unregisteredTaintKey);
   const nodeOfClaim = new Map<string, string>();
   for (const node of kube.nodes()) {
     const claim =
       node.metadata.labels?.['karpenter.sh/nodeclaim'] ?? node.metadata.annotations?.['karpenter.sh/nodeclaim'];
-    const registered = !(node.spec?.taints ?? []).some((t) => t.key === KUBE.unregisteredTaintKey);
-    if (claim && registered) nodeOfClaim.set(claim, node.metadata.name);
+    if (claim && schedulable(node)) nodeOfClaim.set(claim, node.metadata.name);
   }
   const registeredNodes = kube
     .nodes()
-    .filter((n) => n.metadata.labels?.[KUBE.registeredLabel] === 'true' && !n.spec?.unschedulable);
+    .filter((n) => n.metadata.labels?.[KUBE.registeredLabel] === 'true' && schedulable(n));
   let bound = 0;
   for (const pod of kube.pods().filter((p) => !p.spec.nodeName)) {
     const key = `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
@@ -475,9 +539,19 @@ function schedulePods(kube: FakeApiServer, launched: readonly NodeClaimsLaunched
 }
 
 /** The Deployment controller: evicted pods come back as new pending pods. */
-function recreateEvicted(kube: FakeApiServer, replicas: number, timeline: Timeline): void {
-  const web = kube.pods().filter((p) => p.metadata.labels?.app === 'web');
-  const missing = replicas - web.length;
-  for (let i = 0; i < missing; i++) kube.addPod(pendingPod(`web-r${i}`, '1', '2Gi'));
-  if (missing > 0) timeline.add('cluster', `Deployment web recreated ${missing} evicted pods, pending`);
+function recreateEvicted(
+  kube: FakeApiServer,
+  replicas: number,
+  timeline: Timeline,
+  app: { name: string; cpu: string; memory: string } = { name: 'web', cpu: '1', memory: '2Gi' },
+): void {
+  const pods = kube.pods().filter((p) => p.metadata.labels?.app === app.name);
+  const missing = replicas - pods.length;
+  const taken = new Set(pods.map((p) => p.metadata.name));
+  for (let i = 0, made = 0; made < missing; i++) {
+    if (taken.has(`${app.name}-r${i}`)) continue;
+    kube.addPod(pendingPod(`${app.name}-r${i}`, app.cpu, app.memory, app.name));
+    made++;
+  }
+  if (missing > 0) timeline.add('cluster', `Deployment ${app.name} recreated ${missing} evicted pods, pending`);
 }

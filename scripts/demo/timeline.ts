@@ -1,7 +1,16 @@
 // The demo's timeline: one line per thing that happened, with the seconds since the start and who
 // did it, so a reader can follow pods becoming nodes and an interruption becoming a replacement.
 
-export type Actor = 'aws' | 'stack' | 'cluster' | 'kubelet' | 'watcher' | 'provision' | 'interruption' | 'demo';
+export type Actor =
+  | 'aws'
+  | 'stack'
+  | 'cluster'
+  | 'kubelet'
+  | 'watcher'
+  | 'provision'
+  | 'interruption'
+  | 'drift'
+  | 'demo';
 
 export interface TimelineEntry {
   atMs: number;

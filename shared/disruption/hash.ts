@@ -9,6 +9,7 @@
 
 import { createHash } from 'node:crypto';
 import { resolveAMIFamily } from '../apis/v1/amifamily';
+import { defaultEC2NodeClass, defaultNodePool } from '../apis/v1/defaults';
 import type { EC2NodeClass, NodePool } from '../apis/v1/types';
 import { canonicalJson } from '../launch/launchtemplate';
 
@@ -65,6 +66,7 @@ function digest(value: unknown): string {
  * (ipPrefixCount), with the resolved AMI family in place of spec.amiFamily.
  */
 export function nodeClassHash(nodeClass: EC2NodeClass): string {
+  // Hashed as the API server stores it, defaults applied: spelling a default out is no change.
   const {
     subnetSelectorTerms: _subnets,
     securityGroupSelectorTerms: _groups,
@@ -74,7 +76,7 @@ export function nodeClassHash(nodeClass: EC2NodeClass): string {
     ipPrefixCount: _prefixes,
     placementGroupSelector: _placement,
     ...hashed
-  } = nodeClass.spec;
+  } = defaultEC2NodeClass(nodeClass).spec;
   return digest({ spec: hashed, family: resolveAMIFamily(nodeClass) });
 }
 
@@ -84,8 +86,9 @@ export function nodeClassHash(nodeClass: EC2NodeClass): string {
  * they never drift a node.
  */
 export function nodePoolHash(nodePool: NodePool): string {
-  const { requirements: _requirements, ...spec } = nodePool.spec.template.spec;
-  return digest({ metadata: nodePool.spec.template.metadata, spec });
+  const { template } = defaultNodePool(nodePool).spec;
+  const { requirements: _requirements, ...spec } = template.spec;
+  return digest({ metadata: template.metadata, spec });
 }
 
 /** The four hash tags an instance is launched with. */

@@ -96,7 +96,8 @@ export interface DriftReport {
   excluded: { nodeName: string; reason: string }[];
 }
 
-interface Snapshot {
+/** Everything one run decides from, read at its start. */
+export interface Snapshot {
   session: DriftSession;
   types: ResolvedInstanceTypes;
   live: ClaimInstance[];
@@ -107,7 +108,7 @@ interface Snapshot {
   drains: Set<string>;
 }
 
-async function snapshot(deps: DriftDeps): Promise<Snapshot> {
+export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
   const [session, types, live, nodes, pods, daemonSets, records, drains] = await Promise.all([
     deps.session(),
     deps.instanceTypes(),
@@ -154,14 +155,19 @@ function clusterNodes(snap: Snapshot): { ours: ClusterNode[]; others: { node: No
   return { ours, others };
 }
 
-/** Per NodePool, the nodes disrupting now: deleting, draining, or with a disruption record. */
+/**
+ * Per NodePool, the nodes disrupting now: with a disruption record, or being deleted or drained.
+ * A node whose instance is already gone still counts until its Node is: the drain is not over.
+ */
 function disruptingByPool(snap: Snapshot, ours: readonly ClusterNode[]): Map<string, Set<string>> {
-  const recorded = new Set(snap.records.map((r) => r.nodeName));
   const out = new Map<string, Set<string>>();
-  for (const { node, instance } of ours) {
+  const add = (pool: string, name: string) => out.set(pool, new Set([...(out.get(pool) ?? []), name]));
+  for (const record of snap.records) add(record.nodePool, record.nodeName);
+  const poolOf = new Map(ours.map((n) => [n.node.metadata.name, n.instance.nodePool]));
+  for (const node of snap.nodes) {
     const name = node.metadata.name;
-    if (!deletionTimestamp(node) && !snap.drains.has(name) && !recorded.has(name)) continue;
-    out.set(instance.nodePool, new Set([...(out.get(instance.nodePool) ?? []), name]));
+    const pool = poolOf.get(name) ?? node.metadata.labels?.['karpenter.sh/nodepool'];
+    if (pool && (deletionTimestamp(node) || snap.drains.has(name))) add(pool, name);
   }
   return out;
 }
@@ -191,14 +197,16 @@ export function planFromSnapshot(deps: DriftDeps, snap: Snapshot): PlannedRun {
   return { plan, ours, disrupting: new Map([...disrupting].map(([pool, set]) => [pool, new Set(set)])) };
 }
 
-async function taint(deps: DriftDeps, node: Node, on: boolean): Promise<void> {
+async function taint(deps: DriftDeps, name: string, on: boolean): Promise<void> {
+  const node = await deps.kube.getNode(name);
+  if (!node) return;
   const taints = node.spec?.taints ?? [];
   const has = taints.some((t) => t.key === KUBE.disruptedTaintKey);
   if (has === on) return;
   const next = on
     ? [...taints, { key: KUBE.disruptedTaintKey, effect: 'NoSchedule' as const }]
     : taints.filter((t) => t.key !== KUBE.disruptedTaintKey);
-  await deps.kube.patchNode(node.metadata.name, { spec: { taints: next } });
+  await deps.kube.patchNode(name, { spec: { taints: next } });
 }
 
 /** Hands the old node to the termination flow: a drain record with its deadline, then the Node deleted. */
@@ -257,7 +265,7 @@ async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): P
           await handOver(deps, record);
           report.draining.push(record.nodeName);
         } else {
-          if (node) await taint(deps, node, false);
+          if (node) await taint(deps, node.metadata.name, false);
           await finish(deps, record);
           const why = `replacements ${record.replacements.join(',')} did not register within ${REPLACEMENT_TIMEOUT_MS / 60_000} min`;
           report.abandoned.push({ node: record.nodeName, why });
@@ -320,7 +328,7 @@ async function start(
   await deps.state.putDisruption(record);
   seen.add(candidate.nodeName);
   try {
-    await taint(deps, node, true);
+    await taint(deps, node.metadata.name, true);
     for (const [i, claim] of decision.replacement.nodeClaims.entries()) {
       const launched = await snap.session.launcher.launch({ nodeClaimName: names[i] ?? '', nodePool: pool, claim });
       deps.log.info('replacement launched', {
@@ -331,7 +339,7 @@ async function start(
       });
     }
   } catch (error) {
-    await taint(deps, node, false).catch(() => undefined);
+    await taint(deps, node.metadata.name, false).catch(() => undefined);
     await finish(deps, record);
     throw error;
   }
@@ -356,7 +364,7 @@ async function start(
 
 /** One run: resume recorded disruptions, then start the candidates the budgets allow now. */
 export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<DriftReport> {
-  const snap = await snapshot(deps);
+  const snap = await takeSnapshot(deps);
   const report: DriftReport = {
     trigger: trigger.kind,
     candidates: 0,
@@ -369,11 +377,13 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
     excluded: [],
   };
   await progress(deps, snap, report);
-  const run = planFromSnapshot(deps, snap);
+  // What progress() finished no longer disrupts; what it abandoned is not started again this run.
+  const finished = new Set(report.finished);
+  const run = planFromSnapshot(deps, { ...snap, records: snap.records.filter((r) => !finished.has(r.nodeName)) });
   const { plan } = run;
   report.candidates = plan.decisions.length;
   report.excluded = plan.excluded;
-  const recorded = new Set(snap.records.map((r) => r.nodeName));
+  const recorded = new Set([...snap.records.map((r) => r.nodeName), ...report.abandoned.map((a) => a.node)]);
   for (const decision of plan.decisions) {
     const name = decision.candidate.nodeName;
     if (recorded.has(name)) continue;

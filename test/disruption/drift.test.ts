@@ -92,6 +92,17 @@ describe('static hashes', () => {
       },
     };
     expect(nodePoolHash(changed)).toBe(nodePoolHash(pool));
+    // Defaults spelled out are no change (the bundled configuration is defaulted, a test's may not be).
+    const explicit: NodePool = {
+      ...pool,
+      spec: {
+        ...pool.spec,
+        template: { ...pool.spec.template, spec: { ...pool.spec.template.spec, expireAfter: '720h' } },
+      },
+    };
+    expect(nodePoolHash(explicit)).toBe(nodePoolHash(pool));
+    const hopLimit = nodeClass({ metadataOptions: { httpPutResponseHopLimit: 1 } });
+    expect(nodeClassHash(hopLimit)).toBe(nodeClassHash(nodeClass()));
     const labelled: NodePool = {
       ...pool,
       spec: { ...pool.spec, template: { ...pool.spec.template, metadata: { labels: { team: 'b' } } } },

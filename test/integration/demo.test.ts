@@ -80,4 +80,24 @@ describe('npm run demo', () => {
     );
     for (const pod of web) expect(runningNodes.has(pod.spec.nodeName ?? '')).toBe(true);
   });
+
+  it('rolls the nodes onto a released AMI one at a time, each replacement registered before its old node drained', () => {
+    const { rollout } = result;
+    expect(rollout.rolled.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(rollout.rolled).size).toBe(rollout.rolled.length);
+    expect(rollout.maxDisrupting).toBe(1);
+    const running = [...result.instances.values()].filter((i) => i.State?.Name === 'running');
+    expect(running.length).toBeGreaterThan(0);
+    expect(running.every((i) => i.ImageId === rollout.to)).toBe(true);
+    const drift = lines.filter((l) => l.includes(' drift '));
+    expect(drift.some((l) => l.includes('AMIDrift'))).toBe(true);
+    expect(drift.some((l) => l.includes('blocked: NodePool/general budgets[0] (nodes: 1) blocks'))).toBe(true);
+    for (const node of rollout.rolled) {
+      const handed = lines.findIndex((l) => l.includes(`${node} handed to termination, its replacement registered`));
+      const started = lines.findIndex((l) => l.includes(`started ${node} `));
+      const registeredAfterStart = lines.slice(started).findIndex((l) => l.includes('replacement registered'));
+      expect(started).toBeGreaterThanOrEqual(0);
+      expect(handed).toBeGreaterThan(started + registeredAfterStart);
+    }
+  });
 });

@@ -1,0 +1,207 @@
+// `karpless disruption`: the drift function's dry run. It reads the same things the function reads
+// (our instances and the node classes from AWS, Nodes and Pods from the cluster, the ledger from the
+// state table when given) and prints what the function would do now: which nodes it would disrupt
+// and why, the budget that allows or blocks each, and the replacements it would launch, priced.
+// Nothing is changed: no taint, no launch, no slot taken.
+
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { EKSClient } from '@aws-sdk/client-eks';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { IAMClient } from '@aws-sdk/client-iam';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { requireConfiguration } from '../../shared/apis/config';
+import type { CandidateDecision, DisruptionPlan } from '../../shared/disruption/plan';
+import { clientTimeoutConfig } from '../../shared/providers/aws-client';
+import { realSleep, systemClock } from '../../shared/providers/clock';
+import { dynamoApi } from '../../shared/providers/dynamo-port';
+import { DynamoStateStore } from '../../shared/providers/dynamostate';
+import { InMemoryStateStore } from '../../shared/providers/memorystate';
+import type { DisruptionRecord } from '../../shared/providers/state';
+import { driftDeps } from '../../shared/runtime/deps/drift';
+import { planFromSnapshot, takeSnapshot } from '../../shared/runtime/drift';
+import { type AwsClients, instancesPort, type Runtime } from '../../shared/runtime/environment';
+import { ClaimInstances } from '../../shared/runtime/instances';
+import { noMetrics, silentLog } from '../../shared/runtime/telemetry';
+import { podKey } from '../../shared/scheduling';
+import { type Command, flagValue, flagValues, parseArgs, requireFlag, UsageError } from '../command';
+
+const USAGE = `Usage: karpless disruption --manifests FILE|DIR... --cluster-name NAME [flags]
+
+Dry run of the drift function: lists the nodes it would disrupt now (drifted or expired), the reason,
+the disruption budget that allows or blocks each, and the replacement NodeClaims it would launch
+first, with their price. Changes nothing.
+
+  --manifests PATH      NodePool and EC2NodeClass manifests (repeatable, or comma-separated)
+  --cluster-name NAME   the EKS cluster: whose instances (eks:eks-cluster-name) and API server
+  --region R            AWS region (default: AWS_REGION / AWS_DEFAULT_REGION)
+  --endpoint-url URL    AWS endpoint override, e.g. a local emulator
+  --kube-endpoint URL   API server override (an http:// URL such as 'kubectl proxy' needs no CA)
+  --state-table NAME    the karpless state table: disruptions in progress count against budgets
+  --json                print {decisions, excluded, inProgress} as JSON
+
+Exit status: 0 when the dry run was made, 1 when AWS or the cluster could not be read, 2 on bad flags.
+`;
+
+/** The --json document. */
+export interface DisruptionJSON {
+  decisions: {
+    node: string;
+    nodePool: string;
+    instanceType: string;
+    reason: string;
+    detail: string;
+    allowed: boolean;
+    budget: string;
+    replacement: {
+      nodeClaims: {
+        nodePool: string;
+        instanceType: string;
+        zone: string;
+        capacityType: string;
+        price: number;
+        pods: string[];
+      }[];
+      elsewhere: Record<string, string[]>;
+      unschedulable: { pod: string; reasons: string[] }[];
+      totalPrice: number;
+    };
+  }[];
+  excluded: { node: string; reason: string }[];
+  inProgress: { node: string; reason: string; phase: string; replacements: string[] }[];
+}
+
+export function disruptionToJSON(plan: DisruptionPlan, records: readonly DisruptionRecord[]): DisruptionJSON {
+  return {
+    decisions: plan.decisions.map((d) => ({
+      node: d.candidate.nodeName,
+      nodePool: d.candidate.nodePool,
+      instanceType: d.candidate.instanceType,
+      reason: d.candidate.reason,
+      detail: d.candidate.detail,
+      allowed: d.allowed,
+      budget: d.budget.message,
+      replacement: {
+        nodeClaims: d.replacement.nodeClaims.map((c) => ({
+          nodePool: c.nodePool,
+          instanceType: c.offering.instanceType,
+          zone: c.offering.zone,
+          capacityType: c.offering.capacityType,
+          price: c.offering.price,
+          pods: c.pods.map(podKey),
+        })),
+        elsewhere: d.replacement.elsewhere,
+        unschedulable: d.replacement.unschedulable.map((u) => ({ pod: podKey(u.pod), reasons: u.reasons })),
+        totalPrice: d.replacement.totalPrice,
+      },
+    })),
+    excluded: plan.excluded.map((e) => ({ node: e.nodeName, reason: e.reason })),
+    inProgress: records.map((r) => ({
+      node: r.nodeName,
+      reason: r.reason,
+      phase: r.phase,
+      replacements: r.replacements,
+    })),
+  };
+}
+
+function replacementLines(decision: CandidateDecision): string[] {
+  const { replacement } = decision;
+  const lines = replacement.nodeClaims.map(
+    (c) =>
+      `    replace with ${c.offering.instanceType} ${c.offering.capacityType} in ${c.offering.zone} at $${c.offering.price.toFixed(4)}/h (NodePool ${c.nodePool}; ${c.pods.map(podKey).join(', ')})`,
+  );
+  for (const [node, pods] of Object.entries(replacement.elsewhere))
+    lines.push(`    move to ${node}: ${pods.join(', ')}`);
+  for (const u of replacement.unschedulable) lines.push(`    ${podKey(u.pod)} fits nowhere: ${u.reasons.join('; ')}`);
+  if (lines.length === 0) lines.push('    no pods to move: terminated without a replacement');
+  if (replacement.nodeClaims.length > 0) lines.push(`    replacements total $${replacement.totalPrice.toFixed(4)}/h`);
+  return lines;
+}
+
+/** The text `karpless disruption` prints. */
+export function formatDisruption(plan: DisruptionPlan, records: readonly DisruptionRecord[]): string {
+  const out: string[] = [];
+  if (plan.decisions.length === 0) out.push('No node would be disrupted now.');
+  for (const d of plan.decisions) {
+    const verdict = d.allowed ? 'WOULD DISRUPT' : 'BLOCKED';
+    out.push(`${verdict}  ${d.candidate.nodeName}  (NodePool ${d.candidate.nodePool}, ${d.candidate.instanceType})`);
+    out.push(`    ${d.candidate.reason}: ${d.candidate.detail}`);
+    out.push(`    budget: ${d.budget.message}`);
+    out.push(...replacementLines(d));
+  }
+  for (const e of plan.excluded) out.push(`LEFT ALONE  ${e.nodeName}: ${e.reason}`);
+  for (const r of records) {
+    out.push(
+      `IN PROGRESS  ${r.nodeName}: ${r.reason} (${r.phase}; replacements ${r.replacements.join(', ') || 'none'})`,
+    );
+  }
+  return `${out.join('\n')}\n`;
+}
+
+function clients(region: string, endpoint: string | undefined): AwsClients {
+  const config = { region, ...(endpoint ? { endpoint } : {}), ...clientTimeoutConfig({}), maxAttempts: 3 };
+  return {
+    ec2: new EC2Client(config),
+    eks: new EKSClient(config),
+    ssm: new SSMClient(config),
+    iam: new IAMClient(config),
+    dynamodb: new DynamoDBClient(config),
+    eventbridge: new EventBridgeClient(config),
+  };
+}
+
+export const disruptionCommand: Command = {
+  name: 'disruption',
+  summary: 'dry run of drift and expiration: what would be disrupted now, which budget decides, the replacements',
+  usage: USAGE,
+  async run(args, io) {
+    const parsed = parseArgs(args, {
+      booleans: ['--json'],
+      values: ['--manifests', '--cluster-name', '--region', '--endpoint-url', '--kube-endpoint', '--state-table'],
+    });
+    if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
+    const manifests = flagValues(parsed, '--manifests').flatMap((v) => v.split(',').filter(Boolean));
+    if (manifests.length === 0) throw new UsageError('missing required flag --manifests');
+    const cluster = requireFlag(parsed, '--cluster-name');
+    const region = flagValue(parsed, '--region') ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+    if (!region) throw new UsageError('no region: pass --region or set AWS_REGION');
+    const kubeEndpoint = flagValue(parsed, '--kube-endpoint');
+    const stateTable = flagValue(parsed, '--state-table');
+
+    const { config } = requireConfiguration(manifests);
+    const aws = clients(region, flagValue(parsed, '--endpoint-url'));
+    const runtime: Runtime = {
+      settings: {
+        cluster,
+        region,
+        stateTable: stateTable ?? '',
+        noticeBus: '',
+        configFile: '',
+        rebalanceAction: 'record',
+        ...(kubeEndpoint ? { kubeEndpoint } : {}),
+      },
+      config,
+      clients: aws,
+      // Without the table, only what the cluster shows (nodes being deleted) counts as disrupting.
+      state: stateTable ? new DynamoStateStore(dynamoApi(aws.dynamodb), stateTable) : new InMemoryStateStore(),
+      events: { publish: async () => undefined } as unknown as Runtime['events'],
+      instances: new ClaimInstances(instancesPort(aws.ec2), cluster),
+      clock: systemClock,
+      sleep: realSleep,
+    };
+    try {
+      const deps = await driftDeps(runtime, { log: silentLog, metrics: noMetrics });
+      const snap = await takeSnapshot(deps);
+      const { plan } = planFromSnapshot(deps, snap);
+      if (parsed.flags.has('--json')) {
+        io.stdout.write(`${JSON.stringify(disruptionToJSON(plan, snap.records), null, 2)}\n`);
+      } else {
+        io.stdout.write(formatDisruption(plan, snap.records));
+      }
+      return 0;
+    } finally {
+      for (const client of Object.values(aws)) client.destroy();
+    }
+  },
+};

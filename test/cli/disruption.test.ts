@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { disruptionToJSON, formatDisruption } from '../../cli/commands/disruption';
+import type { Node } from '../../shared/apis/core/v1';
+import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
+import { KUBE } from '../../shared/contracts';
+import { planDisruption } from '../../shared/disruption/plan';
+import { isEvictable } from '../../shared/kube/client';
+import { instanceType } from '../scheduling/helpers';
+import { pod } from '../support/kube/builders';
+import { inProcess } from './run';
+
+const NOW = Date.parse('2026-12-02T12:00:00Z');
+const HOUR = 3600_000;
+
+const nodeClass: EC2NodeClass = {
+  apiVersion: 'karpenter.k8s.aws/v1',
+  kind: 'EC2NodeClass',
+  metadata: { name: 'default' },
+  spec: { subnetSelectorTerms: [], securityGroupSelectorTerms: [], amiSelectorTerms: [{ alias: 'al2023@latest' }] },
+};
+const pool: NodePool = {
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: 'general' },
+  spec: {
+    template: {
+      spec: { requirements: [], nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
+    },
+    disruption: { consolidateAfter: '0s', budgets: [{ nodes: '1' }] },
+  },
+};
+
+function node(name: string, launched: number): { node: Node; instance: never; pods: never[] } {
+  return {
+    node: {
+      metadata: { name, labels: { [KUBE.registeredLabel]: 'true', [KUBE.initializedLabel]: 'true' } },
+      spec: { providerID: `aws:///zone-a/i-${name}` },
+      status: { allocatable: { cpu: '2', memory: '8Gi', pods: '110' } },
+    },
+    instance: {
+      instanceId: `i-${name}`,
+      nodePool: 'general',
+      nodeClass: 'default',
+      instanceType: 'm5.large',
+      zone: 'zone-a',
+      capacityType: 'on-demand',
+      imageId: 'ami-old',
+      launchTime: launched,
+    } as never,
+    pods: [
+      {
+        ...pod(`${name}-web`, { cpu: '1500m', nodeName: name, owner: { kind: 'ReplicaSet', name: 'web' } }),
+        status: { phase: 'Running' },
+      },
+    ] as never[],
+  };
+}
+
+function plan() {
+  return planDisruption({
+    now: NOW,
+    nodes: [node('a', NOW - 2 * HOUR), node('b', NOW - HOUR)],
+    nodePools: [pool],
+    nodeClasses: new Map([
+      [
+        'default',
+        {
+          nodeClass,
+          amis: [{ id: 'ami-new', requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64'] }] }],
+        },
+      ],
+    ]),
+    instanceTypeLabels: () => ({ 'kubernetes.io/arch': 'amd64' }),
+    isEvictable,
+    instanceTypes: { general: [instanceType('m5.large', { cpu: 2, memoryGiB: 8, price: 0.096 })] },
+    daemonSets: [],
+    disrupting: new Map(),
+  });
+}
+
+describe('karpless disruption output', () => {
+  it('prints each node with its reason, the budget that decides and the priced replacement', () => {
+    const text = formatDisruption(plan(), [
+      {
+        nodeName: 'c',
+        instanceId: 'i-c',
+        nodePool: 'general',
+        reason: 'Drifted',
+        detail: 'x',
+        replacements: ['general-abcde'],
+        phase: 'replacing',
+        startedAt: 0,
+        expiresAt: 1,
+      },
+    ]);
+    expect(text.split('\n')).toEqual([
+      'WOULD DISRUPT  a  (NodePool general, m5.large)',
+      '    Drifted: AMIDrift: node runs ami-old; EC2NodeClass/default now resolves ami-new for m5.large',
+      '    budget: NodePool/general budgets[0] (nodes: 1) allows: 1 of 2 node(s) at once, 0 already disrupting',
+      '    replace with m5.large on-demand in zone-a at $0.0960/h (NodePool general; default/a-web)',
+      '    replacements total $0.0960/h',
+      'BLOCKED  b  (NodePool general, m5.large)',
+      '    Drifted: AMIDrift: node runs ami-old; EC2NodeClass/default now resolves ami-new for m5.large',
+      '    budget: NodePool/general budgets[0] (nodes: 1) blocks: 1 of 2 node(s) at once, 1 already disrupting',
+      '    replace with m5.large on-demand in zone-a at $0.0960/h (NodePool general; default/b-web)',
+      '    replacements total $0.0960/h',
+      'IN PROGRESS  c: Drifted (replacing; replacements general-abcde)',
+      '',
+    ]);
+  });
+
+  it('gives the same as JSON', () => {
+    const json = disruptionToJSON(plan(), []);
+    expect(json.decisions.map((d) => [d.node, d.allowed, d.replacement.nodeClaims[0]?.price])).toEqual([
+      ['a', true, 0.096],
+      ['b', false, 0.096],
+    ]);
+    expect(json.decisions[1]?.budget).toContain('blocks');
+    expect(json).toMatchObject({ excluded: [], inProgress: [] });
+  });
+
+  it('says when nothing would be disrupted', () => {
+    expect(formatDisruption({ decisions: [], excluded: [] }, [])).toBe('No node would be disrupted now.\n');
+  });
+
+  it('refuses to run without the manifests or the cluster', async () => {
+    expect(await inProcess(['disruption', '--cluster-name', 'c'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('missing required flag --manifests'),
+    });
+    expect(await inProcess(['disruption', '--manifests', 'x'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('missing required flag --cluster-name'),
+    });
+  });
+});
