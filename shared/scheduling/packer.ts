@@ -200,6 +200,8 @@ interface Variant {
   staticFits: (StaticFit | undefined)[];
   domains: Map<string, string[]>;
   cursors: Map<string, { e: number; c: number }>;
+  /** Karpenter order: claims that refused the variant under these targets (refusals are permanent). */
+  refused: Map<string, Set<NodeState>>;
   /** The variant's requirements pinned to each target domain set, interned. */
   targetReqs: Map<string, { reqs: Requirements; id: number }>;
   poolReasons: (string | undefined)[];
@@ -216,6 +218,14 @@ interface Fit {
   n: number;
   claim?: { reqsId: number; frontier: TypeInfo[]; capPrice: number };
 }
+
+/**
+ * How the packer orders its decisions. `priced`: classes of one signature in interleaved rounds, each
+ * new claim capped at the most price-efficient type for the pods that may share it. `karpenter`: classes
+ * in Karpenter's queue order (CPU, then memory, descending), each new claim open to every type of its
+ * NodePool that fits, as Karpenter does; a different greedy, so the cheaper of the two plans is kept.
+ */
+export type PackingOrder = 'priced' | 'karpenter';
 
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
 const ROUNDS_PER_NODE = 4;
@@ -255,12 +265,16 @@ export class Packer {
   private readonly demandMemo = new Map<string, Float64Array>();
   private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
 
-  constructor(private readonly input: SchedulingInput) {}
+  constructor(
+    private readonly input: SchedulingInput,
+    private readonly order: PackingOrder = 'priced',
+  ) {}
 
   solve(): SchedulingResult {
     this.prepare();
     const failedByClass = new Map<PodClass, { cls: PodClass; pods: Pod[]; variant: Variant }>();
-    for (const group of this.signatureGroups()) {
+    const groups = this.order === 'karpenter' ? this.classes.map((cls) => [cls]) : this.signatureGroups();
+    for (const group of groups) {
       // Classes that differ only in their requests are packed in interleaved rounds, so every node
       // receives the group's mix (cpu-heavy and memory-heavy pods together) instead of one shape
       // exhausting one resource while stranding the other.
@@ -822,6 +836,7 @@ export class Packer {
       staticFits: [],
       domains: new Map(),
       cursors: new Map(),
+      refused: new Map(),
       targetReqs: new Map(),
       poolReasons: [],
       relaxation,
@@ -1168,6 +1183,8 @@ export class Packer {
         if (placed < want) cursor.e++;
       } else cursor.e++;
     }
+    if (this.order === 'karpenter')
+      return placed + this.placeEmptiestFirst(v, pods, start + placed, want - placed, targetsKey, podReqs, podReqsId);
     while (cursor.c < this.claims.length && placed < want) {
       const node = this.claims[cursor.c]!;
       const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
@@ -1192,6 +1209,73 @@ export class Packer {
     }
     return placed;
   }
+
+  /**
+   * Karpenter's own order: each pod to the in-flight claim holding the fewest pods that takes it, else a
+   * new claim. Spreads the pods that come late in the queue (the small ones) over the claims opened for
+   * the large ones, which is where Karpenter's plans beat a first-fit.
+   */
+  private placeEmptiestFirst(
+    v: Variant,
+    pods: Pod[],
+    start: number,
+    want: number,
+    targetsKey: string,
+    podReqs: Requirements,
+    podReqsId: number,
+  ): number {
+    let refused = v.refused.get(targetsKey);
+    if (!refused) {
+      refused = new Set();
+      v.refused.set(targetsKey, refused);
+    }
+    const host = v.hostAffinity;
+    let placed = 0;
+    while (placed < want) {
+      let into: NodeState | undefined;
+      let fit: Fit = { n: 0 };
+      for (const node of this.emptiestFirst) {
+        if (refused.has(node)) continue;
+        fit = this.canTakeClaim(v, node, podReqs, podReqsId, 1);
+        if (fit.n > 0) {
+          into = node;
+          break;
+        }
+        refused.add(node);
+      }
+      if (!into) {
+        if (host && host.group.total === 0 && !host.self) break;
+        into = this.openClaim(v, podReqs, podReqsId);
+        if (!into) break;
+        fit = this.canTakeClaim(v, into, podReqs, podReqsId, 1);
+        if (fit.n === 0) {
+          this.discardClaim(into);
+          break;
+        }
+        this.emptiestFirst.push(into);
+      }
+      this.commit(v, into, pods, start + placed, fit);
+      placed++;
+      // Keep the order by pod count; a claim that grows goes after those it now equals, as Karpenter's does.
+      const order = this.emptiestFirst;
+      let i = order.lastIndexOf(into);
+      while (i > 0 && order[i - 1]!.pods.length > into.pods.length) {
+        order[i] = order[i - 1]!;
+        order[i - 1] = into;
+        i--;
+      }
+      while (i + 1 < order.length && order[i + 1]!.pods.length <= into.pods.length) {
+        order[i] = order[i + 1]!;
+        order[i + 1] = into;
+        i++;
+      }
+      if (host) break;
+    }
+    return placed;
+  }
+
+  /** Karpenter order: the planned claims by pod count, fewest first. */
+  private readonly emptiestFirst: NodeState[] = [];
 
   /** How many pods of the class a host can take by its hostname topology (spread, (anti-)affinity). */
   private hostRoom(v: Variant, node: NodeState, want: number): number {
@@ -1402,7 +1486,7 @@ export class Packer {
         }
         continue;
       }
-      let capPrice = best.price;
+      let capPrice = this.order === 'karpenter' ? Number.POSITIVE_INFINITY : best.price;
       if (pool.hasMinValues) capPrice = this.capForMinValues(pool, merged.id, capPrice);
       // Karpenter's subtractMax: charge the largest capacity the claim may still launch.
       const charged = new Float64Array(this.dims.names.length);
