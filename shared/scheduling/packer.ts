@@ -1029,6 +1029,7 @@ export class Packer {
     v: Variant,
     key: string,
     blocked: Set<string> | undefined,
+    allowed?: { value: string; score: number }[],
   ): { value: string; budget: number } | { reason: string } {
     const domains = this.domainsFor(v, key);
     const own = v.own.filter((o) => o.group.key === key);
@@ -1086,6 +1087,7 @@ export class Packer {
       }
       if (!ok) continue;
       if (own.length === 0) for (const g of v.cls.matched) if (g.key === key) score += g.counts.get(d) ?? 0;
+      allowed?.push({ value: d, score });
       if (score < bestScore) {
         best = d;
         bestScore = score;
@@ -1108,6 +1110,8 @@ export class Packer {
   // Placement
 
   private placeRun(v: Variant, pods: Pod[]): Pod[] {
+    if (this.order === 'karpenter' && v.pinKeys.length === 1 && !v.hostAffinity)
+      return this.placeRunClaimFirst(v, pods);
     let i = 0;
     const blocked = new Map<string, Set<string>>();
     v.topologyReason = undefined;
@@ -1211,6 +1215,95 @@ export class Packer {
   }
 
   /**
+   * Karpenter order for a pod pinned by one topology key (a zone spread, zonal affinity): the claim is
+   * chosen first, emptiest first, in any domain the topology allows, as Karpenter narrows a claim's
+   * zones to the allowed ones; only a new claim goes to the most wanted domain.
+   */
+  private placeRunClaimFirst(v: Variant, pods: Pod[]): Pod[] {
+    const key = v.pinKeys[0]!;
+    v.topologyReason = undefined;
+    for (let i = 0; i < pods.length; i++) {
+      const allowed: { value: string; score: number }[] = [];
+      const best = this.chooseTarget(v, key, undefined, allowed);
+      if ('reason' in best) {
+        v.topologyReason = best.reason;
+        return pods.slice(i);
+      }
+      allowed.sort((a, b) => a.score - b.score);
+      if (!this.placeOneClaimFirst(v, pods, i, key, allowed)) {
+        v.topologyReason ??= `no ${key} can take it (${allowed.map((a) => a.value).join(', ')})`;
+        return pods.slice(i);
+      }
+    }
+    return [];
+  }
+
+  private placeOneClaimFirst(
+    v: Variant,
+    pods: Pod[],
+    i: number,
+    key: string,
+    allowed: { value: string; score: number }[],
+  ): boolean {
+    const pinned = (value: string) => {
+      const targets: [string, string][] = [[key, value]];
+      const targetsKey = `${key}=${value}`;
+      let memo = v.targetReqs.get(targetsKey);
+      if (!memo) {
+        const reqs = v.reqs.add(requirementIn(key, value));
+        memo = { reqs, id: this.intern(reqs) };
+        v.targetReqs.set(targetsKey, memo);
+      }
+      let refused = v.refused.get(targetsKey);
+      if (!refused) {
+        refused = new Set();
+        v.refused.set(targetsKey, refused);
+      }
+      return { targets, reqs: memo.reqs, id: memo.id, refused };
+    };
+    for (const node of this.existing) {
+      const d = node.labels![key];
+      if (d === undefined || !allowed.some((a) => a.value === d)) continue;
+      const t = pinned(d);
+      if (this.canTakeExisting(v, node, t.reqs, t.targets, 1) > 0) {
+        this.commit(v, node, pods, i, { n: 1 });
+        return true;
+      }
+    }
+    for (const node of this.emptiestFirst) {
+      const d = this.domainOf(node, key);
+      for (const a of allowed) {
+        if (d !== undefined && a.value !== d) continue;
+        const t = pinned(a.value);
+        if (t.refused.has(node)) continue;
+        const fit = this.canTakeClaim(v, node, t.reqs, t.id, 1);
+        if (fit.n === 0) {
+          t.refused.add(node);
+          continue;
+        }
+        this.commit(v, node, pods, i, fit);
+        this.keepEmptiestFirst(node);
+        return true;
+      }
+    }
+    for (const a of allowed) {
+      const t = pinned(a.value);
+      const node = this.openClaim(v, t.reqs, t.id);
+      if (!node) continue;
+      const fit = this.canTakeClaim(v, node, t.reqs, t.id, 1);
+      if (fit.n === 0) {
+        this.discardClaim(node);
+        continue;
+      }
+      this.emptiestFirst.push(node);
+      this.commit(v, node, pods, i, fit);
+      this.keepEmptiestFirst(node);
+      return true;
+    }
+    return false;
+  }
+
+  /**
    * Karpenter's own order: each pod to the in-flight claim holding the fewest pods that takes it, else a
    * new claim. Spreads the pods that come late in the queue (the small ones) over the claims opened for
    * the large ones, which is where Karpenter's plans beat a first-fit.
@@ -1256,22 +1349,26 @@ export class Packer {
       }
       this.commit(v, into, pods, start + placed, fit);
       placed++;
-      // Keep the order by pod count; a claim that grows goes after those it now equals, as Karpenter's does.
-      const order = this.emptiestFirst;
-      let i = order.lastIndexOf(into);
-      while (i > 0 && order[i - 1]!.pods.length > into.pods.length) {
-        order[i] = order[i - 1]!;
-        order[i - 1] = into;
-        i--;
-      }
-      while (i + 1 < order.length && order[i + 1]!.pods.length <= into.pods.length) {
-        order[i] = order[i + 1]!;
-        order[i + 1] = into;
-        i++;
-      }
+      this.keepEmptiestFirst(into);
       if (host) break;
     }
     return placed;
+  }
+
+  /** Keeps the order by pod count; a claim that grows goes after those it now equals, as Karpenter's does. */
+  private keepEmptiestFirst(node: NodeState): void {
+    const order = this.emptiestFirst;
+    let i = order.lastIndexOf(node);
+    while (i > 0 && order[i - 1]!.pods.length > node.pods.length) {
+      order[i] = order[i - 1]!;
+      order[i - 1] = node;
+      i--;
+    }
+    while (i + 1 < order.length && order[i + 1]!.pods.length <= node.pods.length) {
+      order[i] = order[i + 1]!;
+      order[i + 1] = node;
+      i++;
+    }
   }
 
   /** Karpenter order: the planned claims by pod count, fewest first. */
@@ -1990,7 +2087,8 @@ export class Packer {
       for (const narrowing of mayNarrow ? [false, true] : [false]) {
         for (const to of claims) {
           if (placed === n) break;
-          if (to === source || to.pool !== source.pool) continue;
+          // An emptied claim is no receiver: its price is no longer paid.
+          if (to === source || to.pool !== source.pool || to.pods.length === 0) continue;
           const state = receivers.get(to) ?? {
             reqsId: to.reqsId,
             type: price.get(to)!,
