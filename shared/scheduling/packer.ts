@@ -13,7 +13,7 @@ import type { Pod } from '../apis/core/v1';
 import { parseQuantity } from '../apis/quantity';
 import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../apis/v1/types';
 import type { InstanceType, Offering, Resources } from '../instancetypes/types';
-import type { ExistingNode, PlannedNodeClaim, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
+import type { PlannedNodeClaim, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
 import {
   allows,
   describeRequirement,
@@ -131,27 +131,46 @@ interface OwnTerm {
   self: boolean;
 }
 
-interface NodeState {
+interface Batch {
+  cls: PodClass;
+  n: number;
+}
+
+/** What existing nodes and planned claims share: the pods they hold and the topology counts of those. */
+interface HostState {
   index: number;
   name: string;
-  existing?: ExistingNode;
-  labels?: Record<string, string>;
-  taints?: Taint[];
-  pool?: PoolState;
+  used: Float64Array;
+  pods: Pod[];
+  counts: Int32Array;
+  owners: Int32Array;
+  /** The class of each run of `pods`, in order, for the post passes. */
+  batches: Batch[];
+}
+
+/** A real or in-flight node: its labels and allocatable are fixed. */
+interface ExistingState extends HostState {
+  kind: 'existing';
+  labels: Record<string, string>;
+  taints: Taint[];
+  alloc: Float64Array;
+}
+
+/** A NodeClaim planned in this solve: requirements and instance types that narrow as pods join. */
+interface ClaimState extends HostState {
+  kind: 'claim';
+  pool: PoolState;
   reqs: Requirements;
   reqsId: number;
   capPrice: number;
   frontier: TypeInfo[];
-  alloc?: Float64Array;
-  used: Float64Array;
+  /** DaemonSet overhead as counted in `used`. */
   ds: Float64Array;
+  /** What it charges against its NodePool's limits, when the pool has any. */
   charged?: Float64Array;
-  pods: Pod[];
-  counts: Int32Array;
-  owners: Int32Array;
-  /** The class of each run of `pods`, in order, for the tail re-pack. */
-  batches: { cls: PodClass; n: number }[];
 }
+
+type NodeState = ExistingState | ClaimState;
 
 interface PodClass {
   id: number;
@@ -203,7 +222,7 @@ interface Variant {
   domains: Map<string, string[]>;
   cursors: Map<string, { e: number; c: number }>;
   /** Karpenter order: claims that refused the variant under these targets (refusals are permanent). */
-  refused: Map<string, Set<NodeState>>;
+  refused: Map<string, Set<ClaimState>>;
   /** The variant's requirements pinned to each target domain set, interned. */
   targetReqs: Map<string, { reqs: Requirements; id: number }>;
   poolReasons: (string | undefined)[];
@@ -256,8 +275,8 @@ export class Packer {
   private readonly typeKeys = new Set<string>();
   private readonly groups: Group[] = [];
   private readonly groupByKey = new Map<string, Group>();
-  private readonly existing: NodeState[] = [];
-  private readonly claims: NodeState[] = [];
+  private readonly existing: ExistingState[] = [];
+  private readonly claims: ClaimState[] = [];
   private readonly reqsIds = new Map<string, number>();
   private readonly reqsById: Requirements[] = [];
   private readonly mergeMemo = new Map<string, { id: number; conflict?: Requirement } | null>();
@@ -455,19 +474,14 @@ export class Packer {
       }
     }
     for (const node of nodes) {
-      const state: NodeState = {
+      const state: ExistingState = {
+        kind: 'existing',
         index: this.existing.length,
         name: node.name,
-        existing: node,
         labels: node.labels,
         taints: node.taints,
-        reqs: new Requirements(),
-        reqsId: -1,
-        capPrice: 0,
-        frontier: [],
         alloc: dims.vector({ [PODS]: DEFAULT_MAX_PODS, ...node.allocatable }),
         used: new Float64Array(dims.names.length),
-        ds: new Float64Array(dims.names.length),
         pods: [],
         counts: new Int32Array(this.groups.length),
         owners: new Int32Array(this.groups.length),
@@ -986,9 +1000,9 @@ export class Packer {
       for (const value of this.poolDomains(pool, merged.id, key)) values.add(value);
     }
     for (const n of this.existing) {
-      const value = n.labels![key];
-      if (value === undefined || !v.reqs.matchesLabels(n.labels!)) continue;
-      if (untoleratedTaint(v.cls.spec.tolerations, n.taints!, v.tolerateSoft)) continue;
+      const value = n.labels[key];
+      if (value === undefined || !v.reqs.matchesLabels(n.labels)) continue;
+      if (untoleratedTaint(v.cls.spec.tolerations, n.taints, v.tolerateSoft)) continue;
       values.add(value);
     }
     d = [...values].sort(cmp);
@@ -1163,9 +1177,10 @@ export class Packer {
       // Pod affinity on hostname: only nodes that already run a matching pod qualify, and that set grows.
       for (const node of [...host.group.nodesWithMatches]) {
         if (placed >= want) break;
-        const fit = node.existing
-          ? { n: this.canTakeExisting(v, node, podReqs, targets, want - placed) }
-          : this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+        const fit =
+          node.kind === 'existing'
+            ? { n: this.canTakeExisting(v, node, podReqs, targets, want - placed) }
+            : this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
         if (fit.n > 0) {
           this.commit(v, node, pods, start + placed, fit);
           placed += fit.n;
@@ -1264,7 +1279,7 @@ export class Packer {
       return { targets, reqs: memo.reqs, id: memo.id, refused };
     };
     for (const node of this.existing) {
-      const d = node.labels![key];
+      const d = node.labels[key];
       if (d === undefined || !allowed.some((a) => a.value === d)) continue;
       const t = pinned(d);
       if (this.canTakeExisting(v, node, t.reqs, t.targets, 1) > 0) {
@@ -1327,7 +1342,7 @@ export class Packer {
     const host = v.hostAffinity;
     let placed = 0;
     while (placed < want) {
-      let into: NodeState | undefined;
+      let into: ClaimState | undefined;
       let fit: Fit = { n: 0 };
       for (const node of this.emptiestFirst) {
         if (refused.has(node)) continue;
@@ -1358,7 +1373,7 @@ export class Packer {
   }
 
   /** Keeps the order by pod count; a claim that grows goes after those it now equals, as Karpenter's does. */
-  private keepEmptiestFirst(node: NodeState): void {
+  private keepEmptiestFirst(node: ClaimState): void {
     const order = this.emptiestFirst;
     let i = order.lastIndexOf(node);
     while (i > 0 && order[i - 1]!.pods.length > node.pods.length) {
@@ -1374,7 +1389,7 @@ export class Packer {
   }
 
   /** Karpenter order: the planned claims by pod count, fewest first. */
-  private readonly emptiestFirst: NodeState[] = [];
+  private readonly emptiestFirst: ClaimState[] = [];
 
   /** How many pods of the class a host can take by its hostname topology (spread, (anti-)affinity). */
   private hostRoom(v: Variant, node: NodeState, want: number): number {
@@ -1396,24 +1411,24 @@ export class Packer {
 
   private canTakeExisting(
     v: Variant,
-    node: NodeState,
+    node: ExistingState,
     podReqs: Requirements,
     targets: [string, string][],
     want: number,
   ): number {
-    const labels = node.labels!;
+    const labels = node.labels;
     for (const [k, val] of targets) if (labels[k] !== val) return 0;
-    if (untoleratedTaint(v.cls.spec.tolerations, node.taints!, v.tolerateSoft)) return 0;
+    if (untoleratedTaint(v.cls.spec.tolerations, node.taints, v.tolerateSoft)) return 0;
     if (!podReqs.matchesLabels(labels)) return 0;
     const room = this.hostRoom(v, node, want);
     if (room === 0) return 0;
-    return Math.min(room, roomIn(node.alloc!, node.used, v.cls.req));
+    return Math.min(room, roomIn(node.alloc, node.used, v.cls.req));
   }
 
   /** How many pods of the class a planned claim takes, and the requirements, types and cap it narrows to. */
-  private canTakeClaim(v: Variant, node: NodeState, podReqs: Requirements, podReqsId: number, want: number): Fit {
+  private canTakeClaim(v: Variant, node: ClaimState, podReqs: Requirements, podReqsId: number, want: number): Fit {
     const none = { n: 0 };
-    const pool = node.pool!;
+    const pool = node.pool;
     if (this.staticFit(v, pool).reason) return none;
     const merged = this.merge(node.reqsId, podReqs, podReqsId)!;
     if (merged.conflict) return none;
@@ -1440,7 +1455,7 @@ export class Packer {
   }
 
   /** The price of the most price-efficient type for the claim's pods under narrowed requirements. */
-  private narrowedCap(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array): number {
+  private narrowedCap(pool: PoolState, reqsId: number, node: ClaimState, req: Float64Array): number {
     const key = `${reqsId}:${node.ds.join(',')}:${req.join(',')}`;
     let cap = pool.capMemo.get(key);
     if (cap !== undefined) return cap;
@@ -1460,7 +1475,7 @@ export class Packer {
     return cap;
   }
 
-  private limitByMinValues(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array, n: number): number {
+  private limitByMinValues(pool: PoolState, reqsId: number, node: ClaimState, req: Float64Array, n: number): number {
     const ok = (k: number) => {
       const used = node.used.map((u, r) => u + k * req[r]!);
       const types = this.compatible(pool, reqsId)
@@ -1485,7 +1500,7 @@ export class Packer {
     node.batches.push({ cls: v.cls, n });
     const req = v.cls.req;
     for (let r = 0; r < req.length; r++) node.used[r]! += n * req[r]!;
-    if (claim) {
+    if (claim && node.kind === 'claim') {
       node.reqsId = claim.reqsId;
       node.reqs = this.reqsById[claim.reqsId]!;
       node.frontier = claim.frontier.filter((t) => fitsUsed(t.alloc, node.used));
@@ -1497,7 +1512,7 @@ export class Packer {
   }
 
   private domainOf(node: NodeState, key: string): string | undefined {
-    if (node.existing) return node.labels![key];
+    if (node.kind === 'existing') return node.labels[key];
     const r = node.reqs.get(key);
     if (r && !r.complement && r.values.size === 1) for (const value of r.values) return value;
     return undefined;
@@ -1524,7 +1539,7 @@ export class Packer {
   }
 
   /** A new claim from the first NodePool (by weight) that can take the pod, or undefined. */
-  private openClaim(v: Variant, podReqs: Requirements, podReqsId: number): NodeState | undefined {
+  private openClaim(v: Variant, podReqs: Requirements, podReqsId: number): ClaimState | undefined {
     const req = v.cls.req;
     for (const pool of this.pools) {
       const fit = this.staticFit(v, pool);
@@ -1612,8 +1627,9 @@ export class Packer {
     capPrice: number,
     ds: Float64Array,
     charged: Float64Array,
-  ): NodeState {
-    const node: NodeState = {
+  ): ClaimState {
+    const node: ClaimState = {
+      kind: 'claim',
       index: this.claims.length,
       name: `${pool.name}-${this.claims.length}`,
       pool,
@@ -1636,8 +1652,8 @@ export class Packer {
     return node;
   }
 
-  private discardClaim(node: NodeState): void {
-    const pool = node.pool!;
+  private discardClaim(node: ClaimState): void {
+    const pool = node.pool;
     if (node.charged) for (let r = 0; r < node.charged.length; r++) pool.remaining[r]! += node.charged[r]!;
     pool.nodesRemaining += 1;
     const index = this.claims.lastIndexOf(node);
@@ -1705,9 +1721,9 @@ export class Packer {
    * and re-packed onto one or two claims when that is strictly cheaper, verified by placing every pod.
    */
   private repackTails(): void {
-    const runs = new Map<string, NodeState[]>();
+    const runs = new Map<string, ClaimState[]>();
     for (const node of this.claims) {
-      const pool = node.pool!;
+      const pool = node.pool;
       if (node.pods.length === 0 || pool.hasMinValues || !this.movable(node)) continue;
       const key = `${pool.index}:${node.reqsId}`;
       const run = runs.get(key);
@@ -1729,7 +1745,7 @@ export class Packer {
    * hostname changes, which matters to no pod here: none has terms of its own, and the pods whose
    * terms count these pods live on other claims, whose contents do not change.
    */
-  private movable(node: NodeState): boolean {
+  private movable(node: ClaimState): boolean {
     if (node.reqs.get(LABEL_HOSTNAME)) return false;
     for (const { cls } of node.batches) {
       if (cls.movable === undefined) {
@@ -1776,8 +1792,8 @@ export class Packer {
     return out;
   }
 
-  private repack(tail: NodeState[]): boolean {
-    const pool = tail[0]!.pool!;
+  private repack(tail: ClaimState[]): boolean {
+    const pool = tail[0]!.pool;
     const reqsId = tail[0]!.reqsId;
     const n = this.dims.names.length;
     // Overhead as the packer counted it on these claims (never less than the DaemonSets need).
@@ -1961,11 +1977,11 @@ export class Packer {
   }
 
   /** One more claim like `like` (same NodePool and requirements), empty, for a split. */
-  private splitClaim(like: NodeState): NodeState {
-    const node: NodeState = {
+  private splitClaim(like: ClaimState): ClaimState {
+    const node: ClaimState = {
       ...like,
       index: this.claims.length,
-      name: `${like.pool!.name}-${this.claims.length}`,
+      name: `${like.pool.name}-${this.claims.length}`,
       pods: [],
       batches: [],
       used: Float64Array.from(like.ds),
@@ -2027,7 +2043,7 @@ export class Packer {
    * as they are), then as many as the receiver's hostname topology admits: the class's own terms, the
    * anti-affinity of pods there, and the hostname spreads of pods there that count the class.
    */
-  private moveRoom(cls: PodClass, from: NodeState, to: NodeState, want: number): number {
+  private moveRoom(cls: PodClass, from: ClaimState, to: ClaimState, want: number): number {
     if (this.free(cls)) return want;
     if (!this.mobile(cls)) return 0;
     const v = this.variant(cls, 0)!;
@@ -2057,9 +2073,9 @@ export class Packer {
    * a claim lists, so NodePool limits hold.
    */
   private fillSlack(): void {
-    const claims = this.claims.filter((c) => c.pods.length > 0 && !c.pool!.hasMinValues);
+    const claims = this.claims.filter((c) => c.pods.length > 0 && !c.pool.hasMinValues);
     if (claims.length < 2) return;
-    const price = new Map<NodeState, PricedType>();
+    const price = new Map<ClaimState, PricedType>();
     for (const c of claims) price.set(c, this.finalTypes(c)[0]!);
     const sources = [...claims].sort((a, b) => price.get(b)!.price - price.get(a)!.price || a.index - b.index);
     // Classes no claim had room for since the last successful move: their next search would fail too.
@@ -2095,11 +2111,11 @@ export class Packer {
    * The cheapest type for contents of this size under these requirements (and the claim's limit
    * charge), or undefined when the claim would be empty or no type holds it.
    */
-  private cheapestFitting(node: NodeState, reqsId: number, used: Float64Array): PricedType | undefined {
+  private cheapestFitting(node: ClaimState, reqsId: number, used: Float64Array): PricedType | undefined {
     let empty = true;
     for (let r = 0; r < used.length; r++) if (used[r]! - node.ds[r]! > 1e-9) empty = false;
     if (empty) return undefined;
-    const pool = node.pool!;
+    const pool = node.pool;
     for (const p of this.compatible(pool, reqsId)) {
       if (!fitsUsed(p.t.alloc, used)) continue;
       if (node.charged && exceedsCharged(p.t.capacity, node.charged, pool.limit) >= 0) continue;
@@ -2115,18 +2131,18 @@ export class Packer {
    * a receiver: the topology counts of the pods already there were taken under its old domains.
    */
   private planMoves(
-    source: NodeState,
+    source: ClaimState,
     batches: { cls: PodClass; n: number }[],
-    claims: NodeState[],
-    price: Map<NodeState, PricedType>,
+    claims: ClaimState[],
+    price: Map<ClaimState, PricedType>,
     full: Set<PodClass>,
   ): {
-    moves: { cls: PodClass; to: NodeState }[];
-    receivers: Map<NodeState, { reqsId: number; type: PricedType; used: Float64Array }>;
+    moves: { cls: PodClass; to: ClaimState }[];
+    receivers: Map<ClaimState, { reqsId: number; type: PricedType; used: Float64Array }>;
   } {
-    const receivers = new Map<NodeState, { reqsId: number; type: PricedType; used: Float64Array }>();
-    const moves: { cls: PodClass; to: NodeState }[] = [];
-    const bound = new Set<NodeState>();
+    const receivers = new Map<ClaimState, { reqsId: number; type: PricedType; used: Float64Array }>();
+    const moves: { cls: PodClass; to: ClaimState }[] = [];
+    const bound = new Set<ClaimState>();
     const order = [...batches].sort((a, b) => b.cls.cpu - a.cls.cpu || b.cls.memory - a.cls.memory);
     for (const { cls, n } of order) {
       if (full.has(cls)) continue;
@@ -2177,8 +2193,8 @@ export class Packer {
     return { moves, receivers };
   }
 
-  private applyMoves(source: NodeState, moves: { cls: PodClass; to: NodeState }[]): void {
-    const wanted = new Map<PodClass, NodeState[]>();
+  private applyMoves(source: ClaimState, moves: { cls: PodClass; to: ClaimState }[]): void {
+    const wanted = new Map<PodClass, ClaimState[]>();
     for (const m of moves) {
       const list = wanted.get(m.cls);
       if (list) list.push(m.to);
@@ -2231,10 +2247,10 @@ export class Packer {
    * to another zone, capacity type or hostname). Bounded like the merge: only the cheapest claims.
    */
   private rebalance(): void {
-    const price = new Map<NodeState, number>();
-    const candidates: NodeState[] = [];
+    const price = new Map<ClaimState, number>();
+    const candidates: ClaimState[] = [];
     for (const c of this.claims) {
-      if (c.pods.length === 0 || c.pool!.hasMinValues) continue;
+      if (c.pods.length === 0 || c.pool.hasMinValues) continue;
       price.set(c, this.finalTypes(c)[0]!.price);
       candidates.push(c);
     }
@@ -2245,7 +2261,9 @@ export class Packer {
         if (!this.mobile(cls) || from.pods.length === 0) continue;
         const v = this.variant(cls, 0)!;
         const fixed = [LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
-        let best: { to: NodeState; k: number; reqsId: number; a?: PricedType; b: PricedType; gain: number } | undefined;
+        let best:
+          | { to: ClaimState; k: number; reqsId: number; a?: PricedType; b: PricedType; gain: number }
+          | undefined;
         for (const to of candidates) {
           if (to === from || to.pool !== from.pool || to.pods.length === 0) continue;
           const merged = this.merge(to.reqsId, v.reqs, this.intern(v.reqs));
@@ -2284,10 +2302,10 @@ export class Packer {
    * paired, which bounds the pass whatever the number of claims.
    */
   private mergeClaims(): void {
-    const price = new Map<NodeState, number>();
-    const candidates: NodeState[] = [];
+    const price = new Map<ClaimState, number>();
+    const candidates: ClaimState[] = [];
     for (const c of this.claims) {
-      const pool = c.pool!;
+      const pool = c.pool;
       if (c.pods.length === 0 || pool.limited || pool.hasMinValues) continue;
       if (!c.batches.every((b) => this.hostOnly(b.cls))) continue;
       price.set(c, this.finalTypes(c)[0]!.price);
@@ -2297,10 +2315,10 @@ export class Packer {
     candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
     for (const a of candidates) {
       if (a.pods.length === 0) continue;
-      let best: { into: NodeState; reqsId: number; ds: Float64Array; type: PricedType; saving: number } | undefined;
+      let best: { into: ClaimState; reqsId: number; ds: Float64Array; type: PricedType; saving: number } | undefined;
       for (const into of candidates) {
         if (into === a || into.pods.length === 0) continue;
-        const pool = into.pool!;
+        const pool = into.pool;
         const reqsId = this.mergeInto(into, a, pool);
         if (reqsId === undefined || !this.shareHost(a, into)) continue;
         const ds = this.daemonOverhead(pool, reqsId);
@@ -2329,7 +2347,7 @@ export class Packer {
       price.set(into, best.type.price);
       a.pods = [];
       a.batches = [];
-      a.pool!.nodesRemaining += 1;
+      a.pool.nodesRemaining += 1;
     }
   }
 
@@ -2341,8 +2359,8 @@ export class Packer {
   }
 
   /** Whether the pods of two claims may share one node by their hostname topology. */
-  private shareHost(a: NodeState, b: NodeState): boolean {
-    const check = (x: NodeState, y: NodeState) => {
+  private shareHost(a: ClaimState, b: ClaimState): boolean {
+    const check = (x: ClaimState, y: ClaimState) => {
       for (const { cls } of x.batches) {
         for (const g of cls.inverse) if (g.host && y.owners[g.id]! > 0) return false;
         for (const o of this.variant(cls, 0)!.own) {
@@ -2361,7 +2379,7 @@ export class Packer {
    * may not run there. Another NodePool's claim qualifies when it takes the class (its taints, its
    * requirements), as Karpenter lets a pod join an in-flight claim of any NodePool.
    */
-  private mergeInto(into: NodeState, from: NodeState, pool: PoolState): number | undefined {
+  private mergeInto(into: ClaimState, from: ClaimState, pool: PoolState): number | undefined {
     let reqsId = into.reqsId;
     for (const { cls } of from.batches) {
       const v = this.variant(cls, 0)!;
@@ -2374,8 +2392,8 @@ export class Packer {
   }
 
   /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
-  private finalTypes(node: NodeState): PricedType[] {
-    const pool = node.pool!;
+  private finalTypes(node: ClaimState): PricedType[] {
+    const pool = node.pool;
     const fitting = this.compatible(pool, node.reqsId).filter(
       (p) =>
         fitsUsed(p.t.alloc, node.used) && (!node.charged || exceedsCharged(p.t.capacity, node.charged, pool.limit) < 0),
@@ -2383,8 +2401,8 @@ export class Packer {
     return fitting.length > 0 ? fitting : this.compatible(pool, node.reqsId).filter((p) => node.frontier.includes(p.t));
   }
 
-  private finalize(node: NodeState): PlannedNodeClaim {
-    const pool = node.pool!;
+  private finalize(node: ClaimState): PlannedNodeClaim {
+    const pool = node.pool;
     const list = this.finalTypes(node);
     const first = list[0]!;
     const requirements: NodeSelectorRequirementWithMinValues[] = node.reqs
