@@ -11,9 +11,40 @@
 
 import type { Pod } from '../apis/core/v1';
 import { parseQuantity } from '../apis/quantity';
-import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../apis/v1/types';
+import type { NodePool, NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
 import type { InstanceType, Offering, Resources } from '../instancetypes/types';
 import type { PlannedNodeClaim, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
+import { preferredOffering, satisfiesMinValues } from './packing/offerings';
+import { cmp, cmpNatural, sortByWeight } from './packing/ordering';
+import { describePool, formatAmount, formatLimit } from './packing/reason-text';
+import { fitInto, swap } from './packing/split-fit';
+import type {
+  ClaimState,
+  ExistingState,
+  Fit,
+  Group,
+  NodeState,
+  OwnTerm,
+  PackingOrder,
+  PodClass,
+  PoolState,
+  PricedType,
+  RelaxState,
+  StaticFit,
+  TypeInfo,
+  Variant,
+} from './packing/state';
+import {
+  Dims,
+  dominates,
+  exceeds,
+  exceedsCharged,
+  firstAtLeast,
+  fitsOne,
+  fitsUsed,
+  roomIn,
+  unitsOf,
+} from './packing/vectors';
 import {
   allows,
   describeRequirement,
@@ -32,221 +63,9 @@ import {
   requirementFrom,
   requirementIn,
 } from './requirements';
-import { CPU, MEMORY, PODS, podRequests } from './resources';
+import { CPU, PODS, podRequests } from './resources';
 import { formatTaint, untoleratedTaint } from './taints';
 import { affinityTerm, describeTerm, spreadTerm, type TopologyTerm, termMatches } from './topology';
-
-// ---------------------------------------------------------------------------------------------
-// Resources as dense vectors over the few resource names that matter in one solve.
-
-class Dims {
-  readonly names: string[] = [CPU, MEMORY, PODS];
-  readonly index = new Map<string, number>(this.names.map((n, i) => [n, i]));
-  add(name: string): void {
-    if (!this.index.has(name)) {
-      this.index.set(name, this.names.length);
-      this.names.push(name);
-    }
-  }
-  vector(resources: Resources | undefined): Float64Array {
-    const v = new Float64Array(this.names.length);
-    if (resources)
-      for (const [name, value] of Object.entries(resources)) {
-        const i = this.index.get(name);
-        if (i !== undefined) v[i] = value;
-      }
-    return v;
-  }
-  toResources(v: Float64Array): Resources {
-    const out: Resources = {};
-    for (let i = 0; i < v.length; i++) if (v[i]! > 0) out[this.names[i]!] = v[i]!;
-    return out;
-  }
-}
-
-function formatAmount(resource: string, value: number): string {
-  if (resource === CPU) return `${+(value / 1000).toFixed(3)} cpu`;
-  if (resource === MEMORY || resource === 'ephemeral-storage' || resource.endsWith('memory')) {
-    const gib = value / 2 ** 30;
-    return gib >= 1 ? `${+gib.toFixed(1)} GiB ${resource}` : `${Math.ceil(value / 2 ** 20)} MiB ${resource}`;
-  }
-  return `${value} ${resource}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// State
-
-interface TypeInfo {
-  it: InstanceType;
-  alloc: Float64Array;
-  capacity: Float64Array;
-}
-
-interface PricedType {
-  t: TypeInfo;
-  price: number;
-  offering: Offering;
-}
-
-interface PoolState {
-  index: number;
-  name: string;
-  pool: NodePool;
-  domain: Requirements;
-  taints: Taint[];
-  types: TypeInfo[];
-  /** Remaining limits per dim (Infinity when unlimited) and in nodes. */
-  remaining: Float64Array;
-  limit: Float64Array;
-  nodesRemaining: number;
-  nodesLimit: number;
-  limited: boolean;
-  hasMinValues: boolean;
-  compatMemo: Map<number, PricedType[]>;
-  frontierMemo: Map<string, TypeInfo[]>;
-  /** Cap prices for claims narrowed by a pod, by requirements, overhead and pod requests. */
-  capMemo: Map<string, number>;
-  dsMemo: Map<number, Float64Array>;
-  describe: string;
-}
-
-interface Group {
-  id: number;
-  term: TopologyTerm;
-  key: string;
-  host: boolean;
-  counts: Map<string, number>;
-  owners: Map<string, number>;
-  nodesWithMatches: NodeState[];
-  total: number;
-  example?: string;
-  ownerExample?: string;
-}
-
-interface OwnTerm {
-  group: Group;
-  kind: 'spread' | 'affinity' | 'antiAffinity';
-  maxSkew: number;
-  minDomains: number;
-  self: boolean;
-}
-
-interface Batch {
-  cls: PodClass;
-  n: number;
-}
-
-/** What existing nodes and planned claims share: the pods they hold and the topology counts of those. */
-interface HostState {
-  index: number;
-  name: string;
-  used: Float64Array;
-  pods: Pod[];
-  counts: Int32Array;
-  owners: Int32Array;
-  /** The class of each run of `pods`, in order, for the post passes. */
-  batches: Batch[];
-}
-
-/** A real or in-flight node: its labels and allocatable are fixed. */
-interface ExistingState extends HostState {
-  kind: 'existing';
-  labels: Record<string, string>;
-  taints: Taint[];
-  alloc: Float64Array;
-}
-
-/** A NodeClaim planned in this solve: requirements and instance types that narrow as pods join. */
-interface ClaimState extends HostState {
-  kind: 'claim';
-  pool: PoolState;
-  reqs: Requirements;
-  reqsId: number;
-  capPrice: number;
-  frontier: TypeInfo[];
-  /** DaemonSet overhead as counted in `used`. */
-  ds: Float64Array;
-  /** What it charges against its NodePool's limits, when the pool has any. */
-  charged?: Float64Array;
-}
-
-type NodeState = ExistingState | ClaimState;
-
-interface PodClass {
-  id: number;
-  pods: Pod[];
-  namespace: string;
-  labels: Record<string, string>;
-  spec: Pod['spec'];
-  first: Pod;
-  req: Float64Array;
-  cpu: number;
-  memory: number;
-  matched: Group[];
-  inverse: Group[];
-  variants: Variant[];
-  relax: RelaxState | undefined;
-  /** Everything but the requests: classes with one signature are packed together, in proportion. */
-  signature: string;
-  /** No topology spread, pod affinity or anti-affinity of its own: the tail re-pack may move it. */
-  movable?: boolean;
-  /** Its topology survives a move within one zone (see `mobile`). */
-  mobile?: boolean;
-}
-
-interface RelaxState {
-  term: number;
-  prefAffinity: number;
-  prefAnti: number;
-  prefNode: number;
-  softSpread: number;
-  tolerateSoft: boolean;
-}
-
-interface StaticFit {
-  reason?: string;
-  reqs?: Requirements;
-  reqsId?: number;
-}
-
-interface Variant {
-  id: number;
-  cls: PodClass;
-  reqs: Requirements;
-  tolerateSoft: boolean;
-  own: OwnTerm[];
-  ownedAnti: Group[];
-  pinKeys: string[];
-  hostAffinity: OwnTerm | undefined;
-  staticFits: (StaticFit | undefined)[];
-  domains: Map<string, string[]>;
-  cursors: Map<string, { e: number; c: number }>;
-  /** Karpenter order: claims that refused the variant under these targets (refusals are permanent). */
-  refused: Map<string, Set<ClaimState>>;
-  /** The variant's requirements pinned to each target domain set, interned. */
-  targetReqs: Map<string, { reqs: Requirements; id: number }>;
-  poolReasons: (string | undefined)[];
-  topologyReason?: string | undefined;
-  relaxation: string | undefined;
-}
-
-/**
- * What a node takes of a class: how many pods and, for a planned claim, the requirements, instance
- * types and cap price it narrows to. Returned by the check and handed to commit, so nothing is kept
- * between the two calls.
- */
-interface Fit {
-  n: number;
-  claim?: { reqsId: number; frontier: TypeInfo[]; capPrice: number };
-}
-
-/**
- * How the packer orders its decisions. `priced`: classes of one signature in interleaved rounds, each
- * new claim capped at the most price-efficient type for the pods that may share it. `karpenter`: classes
- * in Karpenter's queue order (CPU, then memory, descending), each new claim open to every type of its
- * NodePool that fits, as Karpenter does; a different greedy, so the cheaper of the two plans is kept.
- */
-export type PackingOrder = 'priced' | 'karpenter';
 
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
 const ROUNDS_PER_NODE = 4;
@@ -267,7 +86,7 @@ const DEFAULT_MAX_PODS = 110;
 
 const NO_POOLS_REASON = 'no NodePools: add a NodePool (karpenter.sh/v1) whose requirements and taints allow this pod';
 
-// ---------------------------------------------------------------------------------------------
+export type { PackingOrder } from './packing/state';
 
 export class Packer {
   private readonly dims = new Dims();
@@ -2420,205 +2239,6 @@ export class Packer {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Small helpers
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function cmpNatural(a: string, b: string): number {
-  const na = Number(a);
-  const nb = Number(b);
-  return Number.isFinite(na) && Number.isFinite(nb) ? na - nb : cmp(a, b);
-}
-
 function podName(pod: Pod): string {
   return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
-}
-
-function sortByWeight<T extends { weight: number }>(list: readonly T[]): T[] {
-  return [...list].sort((a, b) => b.weight - a.weight);
-}
-
-function dominates(a: Float64Array, b: Float64Array): boolean {
-  for (let r = 0; r < a.length; r++) if (a[r]! < b[r]!) return false;
-  return true;
-}
-
-/** How many mean pods (`demand`) fit in a node of this allocatable beside the DaemonSet overhead. */
-function unitsOf(alloc: Float64Array, ds: Float64Array, demand: Float64Array): number {
-  let units = Number.POSITIVE_INFINITY;
-  for (let r = 0; r < demand.length; r++)
-    if (demand[r]! > 0) units = Math.min(units, (alloc[r]! - ds[r]!) / demand[r]!);
-  return units === Number.POSITIVE_INFINITY ? 0 : Math.max(units, 0);
-}
-
-function fitsOne(alloc: Float64Array, ds: Float64Array, req: Float64Array): boolean {
-  for (let r = 0; r < alloc.length; r++) if (ds[r]! + req[r]! > alloc[r]!) return false;
-  return true;
-}
-
-/** Which node a pod goes to, among those with room for it: first fit, or the one it balances best. */
-type FitRule = 'first' | 'balance' | 'align';
-
-/**
- * Pods of each class (largest class first, `counts[c]` pods of `reqs[c]`) into nodes of these
- * allocatables, each already running the DaemonSet overhead: how many of class c node b takes, at
- * c × nodes + b, or undefined when a pod does not fit. `balance` sends each pod where the fullest
- * resource ends the least full; `align` where the room left is most like the pod's shape.
- */
-function fitInto(
-  allocs: Float64Array[],
-  ds: Float64Array,
-  reqs: Float64Array[],
-  counts: Int32Array,
-  rule: FitRule,
-): Int32Array | undefined {
-  const bins = allocs.length;
-  const used = allocs.map(() => Float64Array.from(ds));
-  const out = new Int32Array(reqs.length * bins);
-  for (let c = 0; c < reqs.length; c++) {
-    const req = reqs[c]!;
-    let left = counts[c]!;
-    if (rule === 'first') {
-      for (let b = 0; b < bins && left > 0; b++) {
-        const k = Math.min(left, roomIn(allocs[b]!, used[b]!, req));
-        if (k <= 0) continue;
-        const u = used[b]!;
-        for (let r = 0; r < req.length; r++) u[r]! += k * req[r]!;
-        out[c * bins + b]! += k;
-        left -= k;
-      }
-      if (left > 0) return undefined;
-      continue;
-    }
-    for (; left > 0; left--) {
-      let best = -1;
-      let bestScore = Number.POSITIVE_INFINITY;
-      for (let b = 0; b < bins; b++) {
-        const alloc = allocs[b]!;
-        const u = used[b]!;
-        if (!fitsOne(alloc, u, req)) continue;
-        let score = 0;
-        for (let r = 0; r < req.length; r++) {
-          if (alloc[r]! <= 0) continue;
-          if (rule === 'balance') score = Math.max(score, (u[r]! + req[r]!) / alloc[r]!);
-          else score -= (req[r]! * (alloc[r]! - u[r]! - req[r]!)) / (alloc[r]! * alloc[r]!);
-        }
-        if (score < bestScore) {
-          best = b;
-          bestScore = score;
-        }
-      }
-      if (best < 0) return undefined;
-      const u = used[best]!;
-      for (let r = 0; r < req.length; r++) u[r]! += req[r]!;
-      out[c * bins + best]!++;
-    }
-  }
-  return out;
-}
-
-/** A two-node split found with the nodes in the other order, in this order. */
-function swap(split: Int32Array | undefined): Int32Array | undefined {
-  if (!split) return undefined;
-  const out = new Int32Array(split.length);
-  for (let i = 0; i < split.length; i += 2) {
-    out[i] = split[i + 1]!;
-    out[i + 1] = split[i]!;
-  }
-  return out;
-}
-
-/** The first index of an ascending list whose value is ≥ x (binary search). */
-function firstAtLeast(sorted: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function fitsUsed(alloc: Float64Array, used: Float64Array): boolean {
-  for (let r = 0; r < alloc.length; r++) if (used[r]! > alloc[r]!) return false;
-  return true;
-}
-
-/** How many more pods with `req` fit in `alloc` beside `used`. */
-function roomIn(alloc: Float64Array, used: Float64Array, req: Float64Array): number {
-  let n = Number.POSITIVE_INFINITY;
-  for (let r = 0; r < alloc.length; r++) {
-    const q = req[r]!;
-    if (q > 0) {
-      const k = Math.floor((alloc[r]! - used[r]!) / q + 1e-9);
-      if (k < n) n = k;
-    } else if (used[r]! > alloc[r]!) return 0;
-  }
-  return n === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : Math.max(n, 0);
-}
-
-/** The first dim where capacity exceeds the remaining limit, or -1. */
-function exceeds(capacity: Float64Array, remaining: Float64Array): number {
-  for (let r = 0; r < capacity.length; r++) if (capacity[r]! > remaining[r]!) return r;
-  return -1;
-}
-
-// Karpenter launches reserved, then spot, then on-demand when the NodeClaim allows them; at equal
-// price (offline, spot is priced as on-demand) the same order decides, then the zone name for stable plans.
-const CAPACITY_TYPE_RANK: Record<string, number> = { reserved: 0, spot: 1, 'on-demand': 2 };
-
-function preferredOffering(a: Offering, b: Offering): boolean {
-  const rank = (CAPACITY_TYPE_RANK[a.capacityType] ?? 3) - (CAPACITY_TYPE_RANK[b.capacityType] ?? 3);
-  return rank < 0 || (rank === 0 && a.zone < b.zone);
-}
-
-function exceedsCharged(capacity: Float64Array, charged: Float64Array, limit: Float64Array): number {
-  for (let r = 0; r < capacity.length; r++) {
-    if (limit[r] !== Number.POSITIVE_INFINITY && capacity[r]! > charged[r]!) return r;
-  }
-  return -1;
-}
-
-function formatLimit(resource: string, value: number): string {
-  if (resource === CPU) return `${+(value / 1000).toFixed(3)}`;
-  if (resource === MEMORY) return `${+(value / 2 ** 30).toFixed(1)}Gi`;
-  return `${value}`;
-}
-
-export function satisfiesMinValues(reqs: Requirements, types: readonly InstanceType[]): boolean {
-  for (const r of reqs.byKey.values()) {
-    if (r.minValues === undefined) continue;
-    const values = new Set<string>();
-    for (const t of types) {
-      const value = t.labels[r.key];
-      if (value !== undefined && allows(r, value)) values.add(value);
-    }
-    if (values.size < r.minValues) return false;
-  }
-  return true;
-}
-
-/** "r/m/c families, generation > 4", for reasons. */
-function describePool(requirements: readonly NodeSelectorRequirementWithMinValues[]): string {
-  const parts: string[] = [];
-  for (const r of requirements) {
-    const short = r.key.replace('karpenter.k8s.aws/instance-', '');
-    const values = r.values ?? [];
-    if (r.key === 'karpenter.k8s.aws/instance-category' && r.operator === 'In')
-      parts.push(`${values.join('/')} families`);
-    else if (r.key === 'karpenter.k8s.aws/instance-family' && r.operator === 'In')
-      parts.push(`${values.join('/')} families`);
-    else if (r.operator === 'Gt') parts.push(`${short} > ${values[0]}`);
-    else if (r.operator === 'Lt') parts.push(`${short} < ${values[0]}`);
-    else if (r.operator === 'Gte') parts.push(`${short} ≥ ${values[0]}`);
-    else if (r.operator === 'Lte') parts.push(`${short} ≤ ${values[0]}`);
-    else if (r.operator === 'In') parts.push(`${short} ${values.join('/')}`);
-    else if (r.operator === 'NotIn') parts.push(`${short} not ${values.join('/')}`);
-    else parts.push(`${short} ${r.operator}`);
-  }
-  return parts.join(', ');
 }
