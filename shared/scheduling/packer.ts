@@ -10,13 +10,13 @@
 //    a run of interchangeable ones are then re-packed onto one or two claims when that is cheaper.
 
 import type { Pod } from '../apis/core/v1';
-import { parseQuantity } from '../apis/quantity';
-import type { NodePool, NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
-import type { InstanceType, Offering, Resources } from '../instancetypes/types';
+import type { NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
+import type { Resources } from '../instancetypes/types';
 import type { PlannedNodeClaim, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
-import { preferredOffering, satisfiesMinValues } from './packing/offerings';
+import { TypeCatalog } from './packing/catalog';
+import { satisfiesMinValues } from './packing/offerings';
 import { cmp, cmpNatural, sortByWeight } from './packing/ordering';
-import { describePool, formatAmount, formatLimit } from './packing/reason-text';
+import { formatAmount, formatLimit } from './packing/reason-text';
 import { fitInto, swap } from './packing/split-fit';
 import type {
   ClaimState,
@@ -31,7 +31,6 @@ import type {
   PricedType,
   RelaxState,
   StaticFit,
-  TypeInfo,
   Variant,
 } from './packing/state';
 import {
@@ -48,14 +47,9 @@ import {
 import {
   allows,
   describeRequirement,
-  doesNotExist,
-  intersect,
-  isEmpty,
-  isWellKnownLabel,
   LABEL_CAPACITY_TYPE,
   LABEL_HOSTNAME,
   LABEL_INSTANCE_TYPE,
-  LABEL_NODEPOOL,
   LABEL_ZONE,
   LABEL_ZONE_ID,
   type Requirement,
@@ -63,7 +57,7 @@ import {
   requirementFrom,
   requirementIn,
 } from './requirements';
-import { CPU, PODS, podRequests } from './resources';
+import { PODS, podRequests } from './resources';
 import { formatTaint, untoleratedTaint } from './taints';
 import { affinityTerm, describeTerm, spreadTerm, type TopologyTerm, termMatches } from './topology';
 
@@ -91,24 +85,22 @@ export type { PackingOrder } from './packing/state';
 export class Packer {
   private readonly dims = new Dims();
   private readonly pools: PoolState[] = [];
-  private readonly typeKeys = new Set<string>();
   private readonly groups: Group[] = [];
   private readonly groupByKey = new Map<string, Group>();
   private readonly existing: ExistingState[] = [];
   private readonly claims: ClaimState[] = [];
-  private readonly reqsIds = new Map<string, number>();
-  private readonly reqsById: Requirements[] = [];
-  private readonly mergeMemo = new Map<string, { id: number; conflict?: Requirement } | null>();
-  private readonly daemonSets: { pod: Pod; reqs: Requirements; req: Float64Array }[] = [];
   private classes: PodClass[] = [];
   private variantCount = 0;
   private readonly demandMemo = new Map<string, Float64Array>();
-  private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
+
+  private readonly catalog: TypeCatalog;
 
   constructor(
     private readonly input: SchedulingInput,
     private readonly order: PackingOrder = 'priced',
-  ) {}
+  ) {
+    this.catalog = new TypeCatalog(input, this.dims);
+  }
 
   solve(): SchedulingResult {
     this.prepare();
@@ -225,7 +217,7 @@ export class Packer {
         for (const t of this.podTerms(pod)) for (const k of t.selector.keys) selectorKeys.add(k);
     }
 
-    this.daemonSets.push(
+    this.catalog.daemonSets.push(
       ...(input.daemonSets ?? []).map((pod, i) => {
         const req = { ...dsReqs[i]! };
         return { pod, reqs: this.podBaseRequirements(pod, 0), req: dims.vector(req) };
@@ -237,8 +229,8 @@ export class Packer {
       (a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || cmp(a.metadata.name, b.metadata.name),
     );
     for (const it of Object.values(input.instanceTypes).flat())
-      for (const k of Object.keys(it.labels)) this.typeKeys.add(k);
-    for (const [index, pool] of pools.entries()) this.pools.push(this.poolState(pool, index));
+      for (const k of Object.keys(it.labels)) this.catalog.typeKeys.add(k);
+    for (const [index, pool] of pools.entries()) this.pools.push(this.catalog.poolState(pool, index));
 
     // Classes.
     const byKey = new Map<string, PodClass>();
@@ -358,9 +350,9 @@ export class Packer {
     let bestCost = Number.POSITIVE_INFINITY;
     const none = new Float64Array(this.dims.names.length);
     for (const pool of this.pools) {
-      const poolId = this.intern(pool.domain);
+      const poolId = this.catalog.intern(pool.domain);
       const demand = this.demand(pool, poolId, none);
-      for (const p of this.compatible(pool, poolId)) {
+      for (const p of this.catalog.compatible(pool, poolId)) {
         const units = unitsOf(p.t.alloc, none, demand);
         if (units <= 0) continue;
         const cost = p.price / units;
@@ -415,170 +407,6 @@ export class Packer {
       this.groupByKey.set(term.key, g);
     }
     return g;
-  }
-
-  private poolState(pool: NodePool, index: number): PoolState {
-    const { dims } = this;
-    const name = pool.metadata.name;
-    const list = pool.spec.template.spec.requirements.map(requirementFrom);
-    for (const [k, v] of Object.entries(pool.spec.template.metadata?.labels ?? {})) list.push(requirementIn(k, v));
-    list.push(requirementIn(LABEL_NODEPOOL, name));
-    const limit = new Float64Array(dims.names.length).fill(Number.POSITIVE_INFINITY);
-    let nodesLimit = Number.POSITIVE_INFINITY;
-    for (const [resource, quantity] of Object.entries(pool.spec.limits ?? {})) {
-      const value = parseQuantity(quantity);
-      if (resource === 'nodes') nodesLimit = value;
-      else limit[dims.index.get(resource)!] = resource === CPU ? value * 1000 : value;
-    }
-    const used = dims.vector(this.input.nodePoolUsage?.[name]);
-    const remaining = limit.map((l, i) => l - used[i]!);
-    const usedNodes = this.input.nodePoolUsage?.[name]?.nodes ?? 0;
-    const types = (this.input.instanceTypes[name] ?? []).map((it) => this.typeInfo(it));
-    return {
-      index,
-      name,
-      pool,
-      domain: Requirements.from(list),
-      taints: pool.spec.template.spec.taints ?? [],
-      types,
-      remaining,
-      limit,
-      nodesRemaining: nodesLimit - usedNodes,
-      nodesLimit,
-      limited: nodesLimit !== Number.POSITIVE_INFINITY || limit.some((l) => l !== Number.POSITIVE_INFINITY),
-      hasMinValues: pool.spec.template.spec.requirements.some((r) => r.minValues !== undefined),
-      compatMemo: new Map(),
-      frontierMemo: new Map(),
-      capMemo: new Map(),
-      dsMemo: new Map(),
-      describe: describePool(pool.spec.template.spec.requirements),
-    };
-  }
-
-  private typeInfo(it: InstanceType): TypeInfo {
-    let t = this.typeInfoCache.get(it);
-    if (!t) {
-      t = { it, alloc: this.dims.vector(it.allocatable), capacity: this.dims.vector(it.capacity) };
-      this.typeInfoCache.set(it, t);
-    }
-    return t;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Requirements, interned
-
-  private intern(reqs: Requirements): number {
-    const key = reqs.key;
-    let id = this.reqsIds.get(key);
-    if (id === undefined) {
-      id = this.reqsById.length;
-      this.reqsIds.set(key, id);
-      this.reqsById.push(reqs);
-    }
-    return id;
-  }
-
-  private isTypeKey(key: string): boolean {
-    return isWellKnownLabel(key) || this.typeKeys.has(key);
-  }
-
-  /**
-   * Node-side requirements ∩ pod-side. A key the node side does not define and no instance type
-   * provides will be absent on the node, so the pod must accept its absence.
-   */
-  private merge(nodeId: number, pod: Requirements, podId: number): { id: number; conflict?: Requirement } | null {
-    const memoKey = `${nodeId}:${podId}`;
-    const hit = this.mergeMemo.get(memoKey);
-    if (hit !== undefined) return hit;
-    const node = this.reqsById[nodeId]!;
-    const map = new Map(node.byKey);
-    let result: { id: number; conflict?: Requirement } | null = null;
-    let conflict: Requirement | undefined;
-    for (const r of pod.byKey.values()) {
-      const base = map.get(r.key) ?? (this.isTypeKey(r.key) ? undefined : doesNotExist(r.key));
-      const next = base ? intersect(base, r) : r;
-      if (isEmpty(next)) {
-        conflict = r;
-        break;
-      }
-      map.set(r.key, next);
-    }
-    result = conflict ? { id: -1, conflict } : { id: this.intern(new Requirements(map)) };
-    this.mergeMemo.set(memoKey, result);
-    return result;
-  }
-
-  /** Instance types of the pool compatible with the requirements, with their cheapest offering. */
-  private compatible(pool: PoolState, reqsId: number): PricedType[] {
-    let list = pool.compatMemo.get(reqsId);
-    if (list) return list;
-    const reqs = this.reqsById[reqsId]!;
-    const zone = reqs.get(LABEL_ZONE);
-    const zoneId = reqs.get(LABEL_ZONE_ID);
-    const ct = reqs.get(LABEL_CAPACITY_TYPE);
-    const labelReqs = [...reqs.byKey.values()].filter(
-      (r) =>
-        r.key !== LABEL_ZONE &&
-        r.key !== LABEL_ZONE_ID &&
-        r.key !== LABEL_CAPACITY_TYPE &&
-        r.key !== LABEL_HOSTNAME &&
-        r.key !== LABEL_NODEPOOL &&
-        this.isTypeKey(r.key),
-    );
-    list = [];
-    for (const t of pool.types) {
-      if (!labelReqs.every((r) => allows(r, t.it.labels[r.key]))) continue;
-      let best: Offering | undefined;
-      for (const o of t.it.offerings) {
-        if (!o.available) continue;
-        if (zone && !allows(zone, o.zone)) continue;
-        if (ct && !allows(ct, o.capacityType)) continue;
-        if (zoneId && !allows(zoneId, o.zoneID)) continue;
-        if (!best || o.price < best.price || (o.price === best.price && preferredOffering(o, best))) best = o;
-      }
-      if (best) list.push({ t, price: best.price, offering: best });
-    }
-    list.sort((a, b) => a.price - b.price || cmp(a.t.it.name, b.t.it.name));
-    pool.compatMemo.set(reqsId, list);
-    return list;
-  }
-
-  /** DaemonSet pods that would run on a node of these requirements (tolerate the taints, match). */
-  private daemonOverhead(pool: PoolState, reqsId: number): Float64Array {
-    let v = pool.dsMemo.get(reqsId);
-    if (v) return v;
-    v = new Float64Array(this.dims.names.length);
-    for (const ds of this.daemonSets) {
-      if (untoleratedTaint(ds.pod.spec.tolerations, pool.taints, false)) continue;
-      const merged = this.merge(reqsId, ds.reqs, this.intern(ds.reqs));
-      if (!merged || merged.conflict) continue;
-      if (this.compatible(pool, merged.id).length === 0) continue;
-      for (let r = 0; r < v.length; r++) v[r]! += ds.req[r]!;
-    }
-    pool.dsMemo.set(reqsId, v);
-    return v;
-  }
-
-  /**
-   * Non-dominated types (on every resource) among the compatible ones priced ≤ cap. Under NodePool
-   * limits only types within what the claim was charged count: they are filtered before dominance
-   * pruning, so a larger type beyond the charge cannot hide a smaller one within it.
-   */
-  private frontier(pool: PoolState, reqsId: number, capPrice: number, charged?: Float64Array): TypeInfo[] {
-    const key = charged ? `${reqsId}:${capPrice}:${charged.join(',')}` : `${reqsId}:${capPrice}`;
-    let f = pool.frontierMemo.get(key);
-    if (f) return f;
-    f = [];
-    for (const p of this.compatible(pool, reqsId)) {
-      if (p.price > capPrice) break;
-      if (charged && exceedsCharged(p.t.capacity, charged, pool.limit) >= 0) continue;
-      const a = p.t.alloc;
-      if (f.some((q) => dominates(q.alloc, a))) continue;
-      f = f.filter((q) => !dominates(a, q.alloc));
-      f.push(p.t);
-    }
-    pool.frontierMemo.set(key, f);
-    return f;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -710,8 +538,8 @@ export class Packer {
     const prefix = `NodePool ${pool.name}: `;
     const taint = untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft);
     if (taint) return { reason: `${prefix}taint ${formatTaint(taint)} not tolerated` };
-    const poolId = this.intern(pool.domain);
-    const merged = this.merge(poolId, v.reqs, this.intern(v.reqs))!;
+    const poolId = this.catalog.intern(pool.domain);
+    const merged = this.catalog.merge(poolId, v.reqs, this.catalog.intern(v.reqs))!;
     if (merged.conflict) {
       const r = merged.conflict;
       const own = pool.domain.get(r.key);
@@ -720,22 +548,22 @@ export class Packer {
         : `label ${r.key} is not set by NodePool ${pool.name} or its instance types`;
       return { reason: `${prefix}requirement ${describeRequirement(r)} conflicts with NodePool (${allowsText})` };
     }
-    const compat = this.compatible(pool, merged.id);
+    const compat = this.catalog.compatible(pool, merged.id);
     if (compat.length === 0) return { reason: prefix + this.explainNoType(v, pool, poolId) };
-    const ds = this.daemonOverhead(pool, merged.id);
+    const ds = this.catalog.daemonOverhead(pool, merged.id);
     const req = v.cls.req;
     if (!compat.some((p) => fitsOne(p.t.alloc, ds, req))) {
       return { reason: prefix + this.explainNoFit(v, pool, compat, ds) };
     }
-    return { reqs: this.reqsById[merged.id]!, reqsId: merged.id };
+    return { reqs: this.catalog.reqsById[merged.id]!, reqsId: merged.id };
   }
 
   private explainNoType(v: Variant, pool: PoolState, poolId: number): string {
-    const base = this.compatible(pool, poolId);
+    const base = this.catalog.compatible(pool, poolId);
     if (pool.types.length === 0) return 'has no instance types (check its EC2NodeClass)';
     if (base.length === 0) return 'no instance type matches the NodePool requirements or has an available offering';
     for (const r of v.reqs.byKey.values()) {
-      if (!this.isTypeKey(r.key) || r.key === LABEL_HOSTNAME) continue;
+      if (!this.catalog.isTypeKey(r.key) || r.key === LABEL_HOSTNAME) continue;
       const values = new Set<string>();
       for (const p of base) {
         if (r.key === LABEL_ZONE || r.key === LABEL_CAPACITY_TYPE || r.key === LABEL_ZONE_ID) {
@@ -803,7 +631,7 @@ export class Packer {
     let d = v.domains.get(key);
     if (d) return d;
     // Variants with the same node selection and tolerations share their domains.
-    const shared = `${this.intern(v.reqs)}|${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}|${key}`;
+    const shared = `${this.catalog.intern(v.reqs)}|${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}|${key}`;
     d = this.domainsMemo.get(shared);
     if (d) {
       v.domains.set(key, d);
@@ -811,10 +639,10 @@ export class Packer {
     }
     const values = new Set<string>();
     // Domains follow node selection and taints only, never the pod's size (nodeAffinityPolicy Honor).
-    const podId = this.intern(v.reqs);
+    const podId = this.catalog.intern(v.reqs);
     for (const pool of this.pools) {
       if (untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft)) continue;
-      const merged = this.merge(this.intern(pool.domain), v.reqs, podId);
+      const merged = this.catalog.merge(this.catalog.intern(pool.domain), v.reqs, podId);
       if (!merged || merged.conflict) continue;
       for (const value of this.poolDomains(pool, merged.id, key)) values.add(value);
     }
@@ -840,15 +668,15 @@ export class Packer {
     values = new Set<string>();
     this.poolDomainMemo.set(memoKey, values);
     {
-      const own = this.reqsById[reqsId]!.get(key);
-      for (const p of this.compatible(pool, reqsId)) {
+      const own = this.catalog.reqsById[reqsId]!.get(key);
+      for (const p of this.catalog.compatible(pool, reqsId)) {
         if (key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE || key === LABEL_ZONE_ID) {
           for (const o of p.t.it.offerings) {
             if (!o.available) continue;
             const value = key === LABEL_ZONE ? o.zone : key === LABEL_CAPACITY_TYPE ? o.capacityType : o.zoneID;
             if (value !== undefined && (!own || allows(own, value))) values.add(value);
           }
-        } else if (this.isTypeKey(key)) {
+        } else if (this.catalog.isTypeKey(key)) {
           const value = p.t.it.labels[key];
           if (value !== undefined) values.add(value);
         } else if (own && !own.complement) {
@@ -985,7 +813,7 @@ export class Packer {
     if (!memo) {
       let reqs = v.reqs;
       for (const [k, val] of targets) reqs = reqs.add(requirementIn(k, val));
-      memo = { reqs, id: this.intern(reqs) };
+      memo = { reqs, id: this.catalog.intern(reqs) };
       v.targetReqs.set(targetsKey, memo);
     }
     const podReqs = memo.reqs;
@@ -1087,7 +915,7 @@ export class Packer {
       let memo = v.targetReqs.get(targetsKey);
       if (!memo) {
         const reqs = v.reqs.add(requirementIn(key, value));
-        memo = { reqs, id: this.intern(reqs) };
+        memo = { reqs, id: this.catalog.intern(reqs) };
         v.targetReqs.set(targetsKey, memo);
       }
       let refused = v.refused.get(targetsKey);
@@ -1249,7 +1077,7 @@ export class Packer {
     const none = { n: 0 };
     const pool = node.pool;
     if (this.staticFit(v, pool).reason) return none;
-    const merged = this.merge(node.reqsId, podReqs, podReqsId)!;
+    const merged = this.catalog.merge(node.reqsId, podReqs, podReqsId)!;
     if (merged.conflict) return none;
     const room = this.hostRoom(v, node, want);
     if (room === 0) return none;
@@ -1259,7 +1087,9 @@ export class Packer {
       // The pod narrows the claim (another family, an arch): its cap was chosen among types it may no
       // longer use, so it is chosen again among those it may, never below what it was.
       if (!pool.hasMinValues) capPrice = Math.max(capPrice, this.narrowedCap(pool, merged.id, node, v.cls.req));
-      frontier = this.frontier(pool, merged.id, capPrice, node.charged).filter((t) => fitsUsed(t.alloc, node.used));
+      frontier = this.catalog
+        .frontier(pool, merged.id, capPrice, node.charged)
+        .filter((t) => fitsUsed(t.alloc, node.used));
       if (frontier.length === 0) return none;
     }
     const req = v.cls.req;
@@ -1281,7 +1111,7 @@ export class Packer {
     const demand = this.demand(pool, reqsId, req);
     let bestCost = Number.POSITIVE_INFINITY;
     const candidates: { price: number; cost: number }[] = [];
-    for (const p of this.compatible(pool, reqsId)) {
+    for (const p of this.catalog.compatible(pool, reqsId)) {
       if (!fitsOne(p.t.alloc, node.ds, req)) continue;
       const units = unitsOf(p.t.alloc, node.ds, demand);
       const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
@@ -1297,10 +1127,11 @@ export class Packer {
   private limitByMinValues(pool: PoolState, reqsId: number, node: ClaimState, req: Float64Array, n: number): number {
     const ok = (k: number) => {
       const used = node.used.map((u, r) => u + k * req[r]!);
-      const types = this.compatible(pool, reqsId)
+      const types = this.catalog
+        .compatible(pool, reqsId)
         .filter((p) => p.price <= node.capPrice && fitsUsed(p.t.alloc, used))
         .map((p) => p.t.it);
-      return satisfiesMinValues(this.reqsById[reqsId]!, types);
+      return satisfiesMinValues(this.catalog.reqsById[reqsId]!, types);
     };
     if (ok(n)) return n;
     let lo = 0;
@@ -1321,7 +1152,7 @@ export class Packer {
     for (let r = 0; r < req.length; r++) node.used[r]! += n * req[r]!;
     if (claim && node.kind === 'claim') {
       node.reqsId = claim.reqsId;
-      node.reqs = this.reqsById[claim.reqsId]!;
+      node.reqs = this.catalog.reqsById[claim.reqsId]!;
       node.frontier = claim.frontier.filter((t) => fitsUsed(t.alloc, node.used));
       node.capPrice = claim.capPrice;
     }
@@ -1363,9 +1194,9 @@ export class Packer {
     for (const pool of this.pools) {
       const fit = this.staticFit(v, pool);
       if (fit.reason) continue;
-      const merged = this.merge(this.intern(pool.domain), podReqs, podReqsId)!;
+      const merged = this.catalog.merge(this.catalog.intern(pool.domain), podReqs, podReqsId)!;
       if (merged.conflict) continue;
-      const ds = this.daemonOverhead(pool, merged.id);
+      const ds = this.catalog.daemonOverhead(pool, merged.id);
       if (pool.nodesRemaining < 1) {
         v.poolReasons[pool.index] =
           `NodePool ${pool.name}: limits exhausted (nodes ${pool.nodesLimit - pool.nodesRemaining} of ${pool.nodesLimit} used)`;
@@ -1384,7 +1215,7 @@ export class Packer {
       let blocker: number | undefined;
       const candidates: { p: PricedType; cost: number }[] = [];
       const demand = this.demand(pool, merged.id, req);
-      for (const p of this.compatible(pool, merged.id)) {
+      for (const p of this.catalog.compatible(pool, merged.id)) {
         if (!fitsOne(p.t.alloc, ds, req)) continue;
         anyFit = true;
         if (pool.limited) {
@@ -1424,7 +1255,7 @@ export class Packer {
       // Karpenter's subtractMax: charge the largest capacity the claim may still launch.
       const charged = new Float64Array(this.dims.names.length);
       if (pool.limited) {
-        for (const p of this.compatible(pool, merged.id)) {
+        for (const p of this.catalog.compatible(pool, merged.id)) {
           if (p.price > capPrice) break;
           if (!fitsOne(p.t.alloc, ds, req) || exceeds(p.t.capacity, pool.remaining) >= 0) continue;
           for (let r = 0; r < charged.length; r++) charged[r] = Math.max(charged[r]!, p.t.capacity[r]!);
@@ -1452,10 +1283,10 @@ export class Packer {
       index: this.claims.length,
       name: `${pool.name}-${this.claims.length}`,
       pool,
-      reqs: this.reqsById[reqsId]!,
+      reqs: this.catalog.reqsById[reqsId]!,
       reqsId,
       capPrice,
-      frontier: this.frontier(pool, reqsId, capPrice, pool.limited ? charged : undefined),
+      frontier: this.catalog.frontier(pool, reqsId, capPrice, pool.limited ? charged : undefined),
       used: Float64Array.from(ds),
       ds,
       pods: [],
@@ -1502,7 +1333,7 @@ export class Packer {
       const v = this.variant(cls, 0)!;
       const fit = this.staticFit(v, pool);
       if (fit.reason || fit.reqsId === undefined) continue;
-      const merged = this.merge(reqsId, v.reqs, this.intern(v.reqs));
+      const merged = this.catalog.merge(reqsId, v.reqs, this.catalog.intern(v.reqs));
       if (!merged || merged.conflict) continue;
       for (let r = 0; r < n; r++) mean[r]! += cls.req[r]! * cls.pods.length;
       count += cls.pods.length;
@@ -1514,8 +1345,8 @@ export class Packer {
   }
 
   private capForMinValues(pool: PoolState, reqsId: number, capPrice: number): number {
-    const list = this.compatible(pool, reqsId);
-    const reqs = this.reqsById[reqsId]!;
+    const list = this.catalog.compatible(pool, reqsId);
+    const reqs = this.catalog.reqsById[reqsId]!;
     for (let i = 0; i < list.length; i++) {
       const price = list[i]!.price;
       if (price < capPrice) continue;
@@ -1600,7 +1431,7 @@ export class Packer {
     const beats = (q: PricedType, p: PricedType) =>
       q.price <= p.price && dominates(q.t.alloc, p.t.alloc) && (!pool.limited || dominates(p.t.capacity, q.t.capacity));
     out = [];
-    for (const p of this.compatible(pool, reqsId)) {
+    for (const p of this.catalog.compatible(pool, reqsId)) {
       let beaten = false;
       for (let i = 0; i < out.length && !beaten; i++) beaten = beats(out[i]!, p);
       if (beaten) continue;
@@ -1753,9 +1584,9 @@ export class Packer {
       const avail = Float64Array.from(remaining);
       for (let later = b + 1; later < bins; later++)
         if (contents[later]!.pods.length > 0) for (let r = 0; r < n; r++) avail[r]! -= chosen[later]!.t.capacity[r]!;
-      const list = this.compatible(pool, reqsId).filter(
-        (p) => fitsUsed(p.t.alloc, c.used) && (!pool.limited || exceeds(p.t.capacity, avail) < 0),
-      );
+      const list = this.catalog
+        .compatible(pool, reqsId)
+        .filter((p) => fitsUsed(p.t.alloc, c.used) && (!pool.limited || exceeds(p.t.capacity, avail) < 0));
       if (list.length === 0) return false;
       let charged: Float64Array | undefined;
       if (pool.limited) {
@@ -1918,7 +1749,7 @@ export class Packer {
       this.applyMoves(source, plan.moves);
       for (const [to, change] of plan.receivers) {
         to.reqsId = change.reqsId;
-        to.reqs = this.reqsById[change.reqsId]!;
+        to.reqs = this.catalog.reqsById[change.reqsId]!;
         price.set(to, change.type);
       }
       if (after) price.set(source, after);
@@ -1935,7 +1766,7 @@ export class Packer {
     for (let r = 0; r < used.length; r++) if (used[r]! - node.ds[r]! > 1e-9) empty = false;
     if (empty) return undefined;
     const pool = node.pool;
-    for (const p of this.compatible(pool, reqsId)) {
+    for (const p of this.catalog.compatible(pool, reqsId)) {
       if (!fitsUsed(p.t.alloc, used)) continue;
       if (node.charged && exceedsCharged(p.t.capacity, node.charged, pool.limit) >= 0) continue;
       return p;
@@ -1966,7 +1797,7 @@ export class Packer {
     for (const { cls, n } of order) {
       if (full.has(cls)) continue;
       const v = this.variant(cls, 0)!;
-      const podId = this.intern(v.reqs);
+      const podId = this.catalog.intern(v.reqs);
       // A pod without node selection merges into any claim unchanged: it never narrows one.
       const mayNarrow =
         v.reqs.byKey.size > 0 &&
@@ -1986,7 +1817,7 @@ export class Packer {
           const used = planned?.used ?? to.used;
           let type = planned?.type ?? price.get(to)!;
           if (!narrowing && roomIn(type.t.alloc, used, cls.req) <= 0) continue;
-          const merged = this.merge(reqsId, v.reqs, podId);
+          const merged = this.catalog.merge(reqsId, v.reqs, podId);
           if (!merged || merged.conflict || (merged.id !== reqsId) !== narrowing) continue;
           if (narrowing) {
             const one = used.map((u, r) => u + cls.req[r]!);
@@ -2085,7 +1916,7 @@ export class Packer {
           | undefined;
         for (const to of candidates) {
           if (to === from || to.pool !== from.pool || to.pods.length === 0) continue;
-          const merged = this.merge(to.reqsId, v.reqs, this.intern(v.reqs));
+          const merged = this.catalog.merge(to.reqsId, v.reqs, this.catalog.intern(v.reqs));
           if (!merged || merged.conflict || (fixed && merged.id !== to.reqsId)) continue;
           const before = price.get(from)! + price.get(to)!;
           const most = this.moveRoom(cls, from, to, n);
@@ -2104,7 +1935,7 @@ export class Packer {
         const moves = Array.from({ length: best.k }, () => ({ cls, to: best.to }));
         this.applyMoves(from, moves);
         best.to.reqsId = best.reqsId;
-        best.to.reqs = this.reqsById[best.reqsId]!;
+        best.to.reqs = this.catalog.reqsById[best.reqsId]!;
         price.set(best.to, best.b.price);
         price.set(from, best.a?.price ?? 0);
       }
@@ -2140,10 +1971,10 @@ export class Packer {
         const pool = into.pool;
         const reqsId = this.mergeInto(into, a, pool);
         if (reqsId === undefined || !this.shareHost(a, into)) continue;
-        const ds = this.daemonOverhead(pool, reqsId);
+        const ds = this.catalog.daemonOverhead(pool, reqsId);
         const used = Float64Array.from(ds);
         for (let r = 0; r < used.length; r++) used[r]! += a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
-        const type = this.compatible(pool, reqsId).find((p) => fitsUsed(p.t.alloc, used));
+        const type = this.catalog.compatible(pool, reqsId).find((p) => fitsUsed(p.t.alloc, used));
         if (!type) continue;
         const saving = price.get(a)! + price.get(into)! - type.price;
         if (saving > 1e-9 && (!best || saving > best.saving)) best = { into, reqsId, ds, type, saving };
@@ -2160,7 +1991,7 @@ export class Packer {
       }
       into.ds = best.ds;
       into.reqsId = best.reqsId;
-      into.reqs = this.reqsById[best.reqsId]!;
+      into.reqs = this.catalog.reqsById[best.reqsId]!;
       into.capPrice = best.type.price;
       into.frontier = [best.type.t];
       price.set(into, best.type.price);
@@ -2203,7 +2034,7 @@ export class Packer {
     for (const { cls } of from.batches) {
       const v = this.variant(cls, 0)!;
       if (pool !== from.pool && this.staticFit(v, pool).reason) return undefined;
-      const merged = this.merge(reqsId, v.reqs, this.intern(v.reqs));
+      const merged = this.catalog.merge(reqsId, v.reqs, this.catalog.intern(v.reqs));
       if (!merged || merged.conflict) return undefined;
       reqsId = merged.id;
     }
@@ -2213,11 +2044,16 @@ export class Packer {
   /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
   private finalTypes(node: ClaimState): PricedType[] {
     const pool = node.pool;
-    const fitting = this.compatible(pool, node.reqsId).filter(
-      (p) =>
-        fitsUsed(p.t.alloc, node.used) && (!node.charged || exceedsCharged(p.t.capacity, node.charged, pool.limit) < 0),
-    );
-    return fitting.length > 0 ? fitting : this.compatible(pool, node.reqsId).filter((p) => node.frontier.includes(p.t));
+    const fitting = this.catalog
+      .compatible(pool, node.reqsId)
+      .filter(
+        (p) =>
+          fitsUsed(p.t.alloc, node.used) &&
+          (!node.charged || exceedsCharged(p.t.capacity, node.charged, pool.limit) < 0),
+      );
+    return fitting.length > 0
+      ? fitting
+      : this.catalog.compatible(pool, node.reqsId).filter((p) => node.frontier.includes(p.t));
   }
 
   private finalize(node: ClaimState): PlannedNodeClaim {
