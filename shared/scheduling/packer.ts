@@ -1163,7 +1163,12 @@ export class Packer {
     if (merged.id !== node.reqsId) {
       // The pod narrows the claim (another family, an arch): its cap was chosen among types it may no
       // longer use, so it is chosen again among those it may, never below what it was.
-      if (!pool.hasMinValues) capPrice = Math.max(capPrice, this.narrowedCap(pool, merged.id, node, v.cls.req));
+      if (!pool.hasMinValues) {
+        // A claim sized as a share of a forced node keeps being sized so: the pods that narrow it (a zone
+        // pin, a family) are the pods the share was made for.
+        const share = node.forcedBy ? this.forcedShareCap(node.forcedBy, pool, merged.id, node.ds) : undefined;
+        capPrice = Math.max(capPrice, share ?? this.narrowedCap(pool, merged.id, node, v.cls.req));
+      }
       frontier = this.catalog
         .frontier(pool, merged.id, capPrice, node.charged)
         .filter((t) => fitsUsed(t.alloc, node.used));
@@ -1283,7 +1288,7 @@ export class Packer {
       const memo = this.openMemo.get(memoKey);
       if (memo && exceeds(memo.charged, pool.remaining) < 0) {
         // Same choice as last time: everything it may charge still fits the remaining limits.
-        this.claims.push(this.newClaim(pool, merged.id, memo.capPrice, ds, memo.charged));
+        this.claims.push(this.newClaim(pool, merged.id, memo.capPrice, ds, memo.charged, memo.forcedBy));
         return this.claims[this.claims.length - 1];
       }
       let best: PricedType | undefined;
@@ -1327,10 +1332,9 @@ export class Packer {
         }
         continue;
       }
-      let capPrice =
-        this.order === 'karpenter'
-          ? Number.POSITIVE_INFINITY
-          : (this.forcedShareCap(v, pool, merged.id, ds) ?? best.price);
+      const shareCap = this.order === 'priced' ? this.forcedShareCap(v, pool, merged.id, ds) : undefined;
+      let capPrice = this.order === 'karpenter' ? Number.POSITIVE_INFINITY : (shareCap ?? best.price);
+      const forcedBy = shareCap !== undefined ? v : undefined;
       if (pool.hasMinValues) capPrice = this.capForMinValues(pool, merged.id, capPrice);
       // Karpenter's subtractMax: charge the largest capacity the claim may still launch.
       const charged = new Float64Array(this.dims.names.length);
@@ -1341,15 +1345,18 @@ export class Packer {
           for (let r = 0; r < charged.length; r++) charged[r] = Math.max(charged[r]!, p.t.capacity[r]!);
         }
       }
-      this.openMemo.set(memoKey, { capPrice, charged });
-      const node = this.newClaim(pool, merged.id, capPrice, ds, charged);
+      this.openMemo.set(memoKey, { capPrice, charged, forcedBy });
+      const node = this.newClaim(pool, merged.id, capPrice, ds, charged, forcedBy);
       this.claims.push(node);
       return node;
     }
     return undefined;
   }
 
-  private readonly openMemo = new Map<string, { capPrice: number; charged: Float64Array }>();
+  private readonly openMemo = new Map<
+    string,
+    { capPrice: number; charged: Float64Array; forcedBy: Variant | undefined }
+  >();
 
   private newClaim(
     pool: PoolState,
@@ -1357,9 +1364,11 @@ export class Packer {
     capPrice: number,
     ds: Float64Array,
     charged: Float64Array,
+    forcedBy: Variant | undefined,
   ): ClaimState {
     const node: ClaimState = {
       kind: 'claim',
+      ...(forcedBy ? { forcedBy } : {}),
       index: this.claims.length,
       name: `${pool.name}-${this.claims.length}`,
       pool,

@@ -99,6 +99,8 @@ export interface ClaimState extends HostState {
   ds: Float64Array;
   /** What it charges against its NodePool's limits, when the pool has any. */
   charged?: Float64Array;
+  /** The pod class it was opened for when its cap is that pod's share of a forced node (forcedShareCap). */
+  forcedBy?: Variant;
 }
 
 export type NodeState = ExistingState | ClaimState;
