@@ -98,6 +98,8 @@ export class Packer {
   constructor(
     private readonly input: SchedulingInput,
     private readonly order: PackingOrder = 'priced',
+    /** Priced order: pods that need a node each first, their claims sized as a share (see forcedShareCap). */
+    private readonly shareForcedNodes = true,
   ) {
     this.catalog = new TypeCatalog(input, this.dims);
   }
@@ -106,7 +108,11 @@ export class Packer {
     this.prepare();
     const failedByClass = new Map<PodClass, { cls: PodClass; pods: Pod[]; variant: Variant }>();
     const groups =
-      this.order === 'karpenter' ? this.classes.map((cls) => [cls]) : this.repellingFirst(this.signatureGroups());
+      this.order === 'karpenter'
+        ? this.classes.map((cls) => [cls])
+        : this.shareForcedNodes
+          ? this.repellingFirst(this.signatureGroups())
+          : this.signatureGroups();
     for (const group of groups) {
       // Classes that differ only in their requests are packed in interleaved rounds, so every node
       // receives the group's mix (cpu-heavy and memory-heavy pods together) instead of one shape
@@ -335,11 +341,14 @@ export class Packer {
   private repellingFirst(groups: PodClass[][]): PodClass[][] {
     const first = groups.filter((g) => (this.forcedNodes(g[0]!)?.count ?? 0) > 1);
     if (first.length === 0) return groups;
+    this.sharedForcedNodes = true;
     return [...first, ...groups.filter((g) => !first.includes(g))];
   }
 
   /** Per class, its self-repelling hostname group (null when none); per group, the pods it forces apart. */
   private forcedGroup: Map<PodClass, Group | null> | undefined;
+  /** Whether this solve placed pods that need a node each first (a plan without it may be cheaper). */
+  sharedForcedNodes = false;
   private readonly forcedCount = new Map<Group, number>();
   private readonly shareMemo = new Map<string, Float64Array | null>();
 
@@ -1332,7 +1341,8 @@ export class Packer {
         }
         continue;
       }
-      const shareCap = this.order === 'priced' ? this.forcedShareCap(v, pool, merged.id, ds) : undefined;
+      const shareCap =
+        this.order === 'priced' && this.shareForcedNodes ? this.forcedShareCap(v, pool, merged.id, ds) : undefined;
       let capPrice = this.order === 'karpenter' ? Number.POSITIVE_INFINITY : (shareCap ?? best.price);
       const forcedBy = shareCap !== undefined ? v : undefined;
       if (pool.hasMinValues) capPrice = this.capForMinValues(pool, merged.id, capPrice);
