@@ -15,8 +15,9 @@ import type { Resources } from '../instancetypes/types';
 import type { PlannedNodeClaim, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
 import { TypeCatalog } from './packing/catalog';
 import { satisfiesMinValues } from './packing/offerings';
-import { cmp, cmpNatural, sortByWeight } from './packing/ordering';
-import { formatAmount, formatLimit } from './packing/reason-text';
+import { cmp, sortByWeight } from './packing/ordering';
+import { staticFit, unschedulableReasons } from './packing/pool-fit';
+import { formatLimit } from './packing/reason-text';
 import { fitInto, swap } from './packing/split-fit';
 import type {
   ClaimState,
@@ -30,7 +31,6 @@ import type {
   PoolState,
   PricedType,
   RelaxState,
-  StaticFit,
   Variant,
 } from './packing/state';
 import {
@@ -46,7 +46,6 @@ import {
 } from './packing/vectors';
 import {
   allows,
-  describeRequirement,
   LABEL_CAPACITY_TYPE,
   LABEL_HOSTNAME,
   LABEL_INSTANCE_TYPE,
@@ -58,7 +57,7 @@ import {
   requirementIn,
 } from './requirements';
 import { PODS, podRequests } from './resources';
-import { formatTaint, untoleratedTaint } from './taints';
+import { untoleratedTaint } from './taints';
 import { affinityTerm, describeTerm, spreadTerm, type TopologyTerm, termMatches } from './topology';
 
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
@@ -77,8 +76,6 @@ const MERGE_CANDIDATES = 48;
 
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
-
-const NO_POOLS_REASON = 'no NodePools: add a NodePool (karpenter.sh/v1) whose requirements and taints allow this pod';
 
 export type { PackingOrder } from './packing/state';
 
@@ -152,7 +149,7 @@ export class Packer {
     const unschedulable: UnschedulablePod[] = [];
     for (const f of failed) {
       if (f.pods.length === 0) continue;
-      const reasons = this.reasons(f.variant);
+      const reasons = unschedulableReasons(this.catalog, this.pools, this.existing.length > 0, f.variant);
       for (const pod of f.pods) unschedulable.push({ pod, reasons });
     }
     const order = new Map(this.input.pods.map((p, i) => [p, i]));
@@ -403,7 +400,7 @@ export class Packer {
       for (let r = 3; r < n && !foreign; r++) foreign = cls.req[r]! > 0 && !(v.cls.req[r]! > 0);
       if (foreign) continue;
       const cv = this.variant(cls, 0)!;
-      if (this.staticFit(cv, pool).reason) continue;
+      if (staticFit(this.catalog, cv, pool).reason) continue;
       const merged = this.catalog.merge(reqsId, cv.reqs, this.catalog.intern(cv.reqs));
       if (!merged || merged.conflict) continue;
       for (let r = 0; r < n; r++) share[r]! += (cls.req[r]! * cls.pods.length) / forced.count;
@@ -607,105 +604,6 @@ export class Packer {
       level++;
     }
     return { pods: remaining, variant };
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Static fit of a variant to a pool (cached), with the reason a person can act on
-
-  private staticFit(v: Variant, pool: PoolState): StaticFit {
-    let fit = v.staticFits[pool.index];
-    if (fit) return fit;
-    fit = this.computeStaticFit(v, pool);
-    v.staticFits[pool.index] = fit;
-    return fit;
-  }
-
-  private computeStaticFit(v: Variant, pool: PoolState): StaticFit {
-    const prefix = `NodePool ${pool.name}: `;
-    const taint = untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft);
-    if (taint) return { reason: `${prefix}taint ${formatTaint(taint)} not tolerated` };
-    const poolId = this.catalog.intern(pool.domain);
-    const merged = this.catalog.merge(poolId, v.reqs, this.catalog.intern(v.reqs))!;
-    if (merged.conflict) {
-      const r = merged.conflict;
-      const own = pool.domain.get(r.key);
-      const allowsText = own
-        ? `allows ${describeRequirement(own)}`
-        : `label ${r.key} is not set by NodePool ${pool.name} or its instance types`;
-      return { reason: `${prefix}requirement ${describeRequirement(r)} conflicts with NodePool (${allowsText})` };
-    }
-    const compat = this.catalog.compatible(pool, merged.id);
-    if (compat.length === 0) return { reason: prefix + this.explainNoType(v, pool, poolId) };
-    const ds = this.catalog.daemonOverhead(pool, merged.id);
-    const req = v.cls.req;
-    if (!compat.some((p) => fitsOne(p.t.alloc, ds, req))) {
-      return { reason: prefix + this.explainNoFit(v, pool, compat, ds) };
-    }
-    return { reqs: this.catalog.reqsById[merged.id]!, reqsId: merged.id };
-  }
-
-  private explainNoType(v: Variant, pool: PoolState, poolId: number): string {
-    const base = this.catalog.compatible(pool, poolId);
-    if (pool.types.length === 0) return 'has no instance types (check its EC2NodeClass)';
-    if (base.length === 0) return 'no instance type matches the NodePool requirements or has an available offering';
-    for (const r of v.reqs.byKey.values()) {
-      if (!this.catalog.isTypeKey(r.key) || r.key === LABEL_HOSTNAME) continue;
-      const values = new Set<string>();
-      for (const p of base) {
-        if (r.key === LABEL_ZONE || r.key === LABEL_CAPACITY_TYPE || r.key === LABEL_ZONE_ID) {
-          for (const o of p.t.it.offerings) {
-            if (!o.available) continue;
-            const value = r.key === LABEL_ZONE ? o.zone : r.key === LABEL_CAPACITY_TYPE ? o.capacityType : o.zoneID;
-            if (value !== undefined) values.add(value);
-          }
-        } else {
-          const value = p.t.it.labels[r.key];
-          if (value !== undefined) values.add(value);
-        }
-      }
-      if (![...values].some((value) => allows(r, value)) && !(r.absent && values.size < base.length)) {
-        const shown = [...values].sort(cmpNatural);
-        const list = shown.length > 12 ? `${shown.slice(0, 12).join(', ')}, …` : shown.join(', ');
-        return `requirement ${describeRequirement(r)} conflicts with NodePool (allows ${list || 'no value'})`;
-      }
-    }
-    return `no instance type satisfies ${[...v.reqs.byKey.values()].map(describeRequirement).join(', ')} together with the NodePool (${pool.describe || 'no requirements'})`;
-  }
-
-  private explainNoFit(v: Variant, pool: PoolState, compat: PricedType[], ds: Float64Array): string {
-    const req = v.cls.req;
-    const names = this.dims.names;
-    const withDs = ds.some((x, i) => x > 0 && req[i]! > 0) ? ' plus DaemonSet overhead' : '';
-    for (let r = 0; r < req.length; r++) {
-      if (req[r]! <= 0) continue;
-      let largest = 0;
-      for (const p of compat) largest = Math.max(largest, p.t.alloc[r]! - ds[r]!);
-      if (largest < req[r]!) {
-        const name = names[r]!;
-        const scope = pool.describe ? `, ${pool.describe}` : '';
-        if (largest <= 0) return `no instance type has ${name}${scope ? ` (${scope.slice(2)})` : ''}`;
-        return `no instance type has ${formatAmount(name, req[r]!)} allocatable${withDs} (largest allowed: ${formatAmount(name, largest).replace(` ${name}`, '')}${scope})`;
-      }
-    }
-    const wanted = [];
-    for (let r = 0; r < req.length; r++)
-      if (req[r]! > 0 && names[r] !== PODS) wanted.push(formatAmount(names[r]!, req[r]!));
-    return `no instance type has ${wanted.join(' and ')} allocatable at once${withDs}${pool.describe ? ` (${pool.describe})` : ''}`;
-  }
-
-  private reasons(v: Variant): string[] {
-    if (this.pools.length === 0 && this.existing.length === 0) return [NO_POOLS_REASON];
-    const out: string[] = [];
-    for (const pool of this.pools) {
-      const fit = this.staticFit(v, pool);
-      if (fit.reason) out.push(fit.reason);
-      else if (v.poolReasons[pool.index]) out.push(v.poolReasons[pool.index]!);
-      else if (v.topologyReason) out.push(`NodePool ${pool.name}: ${v.topologyReason}`);
-      else out.push(`NodePool ${pool.name}: no capacity left for this pod`);
-    }
-    if (this.pools.length === 0) out.push(NO_POOLS_REASON);
-    if (v.topologyReason && this.pools.length === 0) out.push(v.topologyReason);
-    return out;
   }
 
   // -------------------------------------------------------------------------------------------
@@ -1162,7 +1060,7 @@ export class Packer {
   private canTakeClaim(v: Variant, node: ClaimState, podReqs: Requirements, podReqsId: number, want: number): Fit {
     const none = { n: 0 };
     const pool = node.pool;
-    if (this.staticFit(v, pool).reason) return none;
+    if (staticFit(this.catalog, v, pool).reason) return none;
     const merged = this.catalog.merge(node.reqsId, podReqs, podReqsId)!;
     if (merged.conflict) return none;
     const room = this.hostRoom(v, node, want);
@@ -1283,7 +1181,7 @@ export class Packer {
   private openClaim(v: Variant, podReqs: Requirements, podReqsId: number): ClaimState | undefined {
     const req = v.cls.req;
     for (const pool of this.pools) {
-      const fit = this.staticFit(v, pool);
+      const fit = staticFit(this.catalog, v, pool);
       if (fit.reason) continue;
       const merged = this.catalog.merge(this.catalog.intern(pool.domain), podReqs, podReqsId)!;
       if (merged.conflict) continue;
@@ -1430,7 +1328,7 @@ export class Packer {
       for (let r = 3; r < n && !foreign; r++) foreign = cls.req[r]! > 0 && !(opening[r]! > 0);
       if (foreign) continue;
       const v = this.variant(cls, 0)!;
-      const fit = this.staticFit(v, pool);
+      const fit = staticFit(this.catalog, v, pool);
       if (fit.reason || fit.reqsId === undefined) continue;
       const merged = this.catalog.merge(reqsId, v.reqs, this.catalog.intern(v.reqs));
       if (!merged || merged.conflict) continue;
@@ -2132,7 +2030,7 @@ export class Packer {
     let reqsId = into.reqsId;
     for (const { cls } of from.batches) {
       const v = this.variant(cls, 0)!;
-      if (pool !== from.pool && this.staticFit(v, pool).reason) return undefined;
+      if (pool !== from.pool && staticFit(this.catalog, v, pool).reason) return undefined;
       const merged = this.catalog.merge(reqsId, v.reqs, this.catalog.intern(v.reqs));
       if (!merged || merged.conflict) return undefined;
       reqsId = merged.id;

@@ -43,7 +43,7 @@ export class TypeCatalog {
 
   constructor(
     private readonly input: SchedulingInput,
-    private readonly dims: Dims,
+    readonly dims: Dims,
   ) {}
 
   poolState(pool: NodePool, index: number): PoolState {
