@@ -8,17 +8,23 @@
 //    mix, filled first-fit largest-first, and only at the end given every type that fits what it holds,
 //    cheapest first, so the tail claims shrink to the smallest type that fits. The last few claims of
 //    a run of interchangeable ones are then re-packed onto one or two claims when that is cheaper.
+// In `karpenter` order (PackingOrder) it decides as Karpenter does instead: pod by pod in queue order,
+// the emptiest claim first, claims uncapped; solve() keeps the cheaper plan.
+// This file holds pod classes and relaxation, topology targets, placement and claim opening; packing/
+// holds the rest: vectors, state, catalog (types, requirements, overhead), pool-fit (reasons), hosts,
+// tail-repack, post-passes (slack fill, merge, rebalance), finalize, split-fit, offerings.
 
 import type { Pod } from '../apis/core/v1';
-import type { NodeSelectorRequirementWithMinValues } from '../apis/v1/types';
 import type { Resources } from '../instancetypes/types';
-import type { PlannedNodeClaim, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
+import type { SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
 import { TypeCatalog } from './packing/catalog';
+import { finalize } from './packing/finalize';
+import { domainOf, hostRoom } from './packing/hosts';
 import { satisfiesMinValues } from './packing/offerings';
 import { cmp, sortByWeight } from './packing/ordering';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
+import { type PostPassContext, PostPasses } from './packing/post-passes';
 import { formatLimit } from './packing/reason-text';
-import { fitInto, swap } from './packing/split-fit';
 import type {
   ClaimState,
   ExistingState,
@@ -33,22 +39,12 @@ import type {
   RelaxState,
   Variant,
 } from './packing/state';
-import {
-  Dims,
-  dominates,
-  exceeds,
-  exceedsCharged,
-  firstAtLeast,
-  fitsOne,
-  fitsUsed,
-  roomIn,
-  unitsOf,
-} from './packing/vectors';
+import { TailRepack } from './packing/tail-repack';
+import { Dims, exceeds, fitsOne, fitsUsed, roomIn, unitsOf } from './packing/vectors';
 import {
   allows,
   LABEL_CAPACITY_TYPE,
   LABEL_HOSTNAME,
-  LABEL_INSTANCE_TYPE,
   LABEL_ZONE,
   LABEL_ZONE_ID,
   type Requirement,
@@ -65,14 +61,6 @@ const ROUNDS_PER_NODE = 4;
 
 /** Relative price-per-pod slack within which the larger instance type is preferred. */
 const EFFICIENCY_TOLERANCE = 0.005;
-
-/** The tail re-pack pools at most this many of the last claims of a run … */
-const REPACK_TAIL = 3;
-/** … and verifies at most this many candidate type pairs, cheapest first, by placing the pods. */
-const REPACK_TRIES = 32;
-
-/** The merge pass pairs at most this many of the cheapest claims. */
-const MERGE_CANDIDATES = 48;
 
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
@@ -154,11 +142,20 @@ export class Packer {
     }
     const order = new Map(this.input.pods.map((p, i) => [p, i]));
     unschedulable.sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
-    this.repackTails();
-    this.fillSlack();
-    this.mergeClaims();
-    this.rebalance();
-    const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => this.finalize(c));
+    const context: PostPassContext = {
+      catalog: this.catalog,
+      dims: this.dims,
+      claims: this.claims,
+      groups: this.groups,
+      order: this.order,
+      variant: (cls, level) => this.variant(cls, level),
+    };
+    const post = new PostPasses(context);
+    new TailRepack(context).repackTails();
+    post.fillSlack();
+    post.mergeClaims();
+    post.rebalance();
+    const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => finalize(this.catalog, c));
     const existingNodes = this.existing.filter((n) => n.pods.length > 0).map((n) => ({ name: n.name, pods: n.pods }));
     const totalPrice = nodeClaims.reduce((sum, c) => sum + c.offering.price, 0);
     return { nodeClaims, existingNodes, unschedulable, totalPrice };
@@ -919,7 +916,7 @@ export class Packer {
       }
     }
     for (const node of this.emptiestFirst) {
-      const d = this.domainOf(node, key);
+      const d = domainOf(node, key);
       for (const a of allowed) {
         if (d !== undefined && a.value !== d) continue;
         const t = pinned(a.value);
@@ -1022,24 +1019,6 @@ export class Packer {
   /** Karpenter order: the planned claims by pod count, fewest first. */
   private readonly emptiestFirst: ClaimState[] = [];
 
-  /** How many pods of the class a host can take by its hostname topology (spread, (anti-)affinity). */
-  private hostRoom(v: Variant, node: NodeState, want: number): number {
-    let room = want;
-    for (const o of v.own) {
-      if (!o.group.host) continue;
-      const c = node.counts[o.group.id]!;
-      if (o.kind === 'antiAffinity') {
-        if (c > 0) return 0;
-        if (o.self) room = Math.min(room, 1);
-      } else if (o.kind === 'spread') {
-        if (o.self) room = Math.min(room, o.maxSkew - c);
-        else if (c > o.maxSkew) return 0;
-      } else if (c === 0 && !(o.group.total === 0 && o.self)) return 0;
-    }
-    for (const g of v.cls.inverse) if (g.host && node.owners[g.id]! > 0) return 0;
-    return Math.max(room, 0);
-  }
-
   private canTakeExisting(
     v: Variant,
     node: ExistingState,
@@ -1051,7 +1030,7 @@ export class Packer {
     for (const [k, val] of targets) if (labels[k] !== val) return 0;
     if (untoleratedTaint(v.cls.spec.tolerations, node.taints, v.tolerateSoft)) return 0;
     if (!podReqs.matchesLabels(labels)) return 0;
-    const room = this.hostRoom(v, node, want);
+    const room = hostRoom(v, node, want);
     if (room === 0) return 0;
     return Math.min(room, roomIn(node.alloc, node.used, v.cls.req));
   }
@@ -1063,7 +1042,7 @@ export class Packer {
     if (staticFit(this.catalog, v, pool).reason) return none;
     const merged = this.catalog.merge(node.reqsId, podReqs, podReqsId)!;
     if (merged.conflict) return none;
-    const room = this.hostRoom(v, node, want);
+    const room = hostRoom(v, node, want);
     if (room === 0) return none;
     let frontier = node.frontier;
     let capPrice = node.capPrice;
@@ -1150,20 +1129,13 @@ export class Packer {
     for (const g of v.ownedAnti) this.own(g, node, n, example);
   }
 
-  private domainOf(node: NodeState, key: string): string | undefined {
-    if (node.kind === 'existing') return node.labels[key];
-    const r = node.reqs.get(key);
-    if (r && !r.complement && r.values.size === 1) for (const value of r.values) return value;
-    return undefined;
-  }
-
   private count(g: Group, node: NodeState, n: number, example: string): void {
     if (node.counts[g.id] === 0 && g.host) g.nodesWithMatches.push(node);
     node.counts[g.id]! += n;
     g.total += n;
     g.example ??= example;
     if (!g.host) {
-      const d = this.domainOf(node, g.key);
+      const d = domainOf(node, g.key);
       if (d !== undefined) g.counts.set(d, (g.counts.get(d) ?? 0) + n);
     }
   }
@@ -1172,7 +1144,7 @@ export class Packer {
     node.owners[g.id]! += n;
     g.ownerExample ??= example;
     if (!g.host) {
-      const d = this.domainOf(node, g.key);
+      const d = domainOf(node, g.key);
       if (d !== undefined) g.owners.set(d, (g.owners.get(d) ?? 0) + n);
     }
   }
@@ -1356,719 +1328,6 @@ export class Packer {
         return price;
     }
     return Number.POSITIVE_INFINITY;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Tail re-pack
-
-  /**
-   * The greedy caps each new claim at the most price-efficient type, so the last claims of a run hold
-   * what was left over, on whatever type fits it. Claims of one NodePool with identical requirements
-   * whose pods carry no topology terms are interchangeable: the last few of each such run are pooled
-   * and re-packed onto one or two claims when that is strictly cheaper, verified by placing every pod.
-   */
-  private repackTails(): void {
-    const runs = new Map<string, ClaimState[]>();
-    for (const node of this.claims) {
-      const pool = node.pool;
-      if (node.pods.length === 0 || pool.hasMinValues || !this.movable(node)) continue;
-      const key = `${pool.index}:${node.reqsId}`;
-      const run = runs.get(key);
-      if (run) run.push(node);
-      else runs.set(key, [node]);
-    }
-    for (const run of runs.values()) {
-      // Never onto more claims than it pools: the greedy's node count stays an upper bound.
-      let done = false;
-      for (let k = Math.min(REPACK_TAIL, run.length); k >= 2 && !done; k--)
-        done = this.repack(run.slice(run.length - k));
-      // Else the last claim alone, onto two cheaper ones when a cheaper pair of types holds it.
-      if (!done) this.repack(run.slice(run.length - 1));
-    }
-  }
-
-  /**
-   * Moving a pod between claims of identical requirements keeps its zone and every label; only its
-   * hostname changes, which matters to no pod here: none has terms of its own, and the pods whose
-   * terms count these pods live on other claims, whose contents do not change.
-   */
-  private movable(node: ClaimState): boolean {
-    if (node.reqs.get(LABEL_HOSTNAME)) return false;
-    for (const { cls } of node.batches) {
-      if (cls.movable === undefined) {
-        const a = cls.spec.affinity;
-        const terms = (
-          t:
-            | {
-                requiredDuringSchedulingIgnoredDuringExecution?: unknown[];
-                preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
-              }
-            | undefined,
-        ) =>
-          (t?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) +
-          (t?.preferredDuringSchedulingIgnoredDuringExecution?.length ?? 0);
-        cls.movable =
-          (cls.spec.topologySpreadConstraints?.length ?? 0) === 0 &&
-          terms(a?.podAffinity) === 0 &&
-          terms(a?.podAntiAffinity) === 0;
-      }
-      if (!cls.movable) return false;
-    }
-    return true;
-  }
-
-  private readonly repackTypesMemo = new Map<string, PricedType[]>();
-
-  /** Compatible types no cheaper type beats on every allocatable resource (and, under limits, capacity). */
-  private repackTypes(pool: PoolState, reqsId: number): PricedType[] {
-    const key = `${pool.index}:${reqsId}`;
-    let out = this.repackTypesMemo.get(key);
-    if (out) return out;
-    // Sorted by price, so only an earlier type (or one of equal price) can beat a later one.
-    const beats = (q: PricedType, p: PricedType) =>
-      q.price <= p.price && dominates(q.t.alloc, p.t.alloc) && (!pool.limited || dominates(p.t.capacity, q.t.capacity));
-    out = [];
-    for (const p of this.catalog.compatible(pool, reqsId)) {
-      let beaten = false;
-      for (let i = 0; i < out.length && !beaten; i++) beaten = beats(out[i]!, p);
-      if (beaten) continue;
-      while (out.length > 0 && out[out.length - 1]!.price === p.price && beats(p, out[out.length - 1]!)) out.pop();
-      out.push(p);
-    }
-    this.repackTypesMemo.set(key, out);
-    return out;
-  }
-
-  private repack(tail: ClaimState[]): boolean {
-    const pool = tail[0]!.pool;
-    const reqsId = tail[0]!.reqsId;
-    const n = this.dims.names.length;
-    // Overhead as the packer counted it on these claims (never less than the DaemonSets need).
-    const ds = new Float64Array(n);
-    for (const node of tail) for (let r = 0; r < n; r++) ds[r] = Math.max(ds[r]!, node.ds[r]!);
-    // What the tail costs and, under limits, what the result charges it: the largest capacity each
-    // claim lists. The new claims stay within that as well as within the pool's own accounting, so
-    // the re-pack never adds to what the result charges against a limit.
-    let oldCost = 0;
-    const listed = new Float64Array(n);
-    for (const node of tail) {
-      const list = this.finalTypes(node);
-      oldCost += list[0]!.price;
-      if (!pool.limited) continue;
-      for (let r = 0; r < n; r++) {
-        let largest = 0;
-        for (const p of list) largest = Math.max(largest, p.t.capacity[r]!);
-        listed[r]! += largest;
-      }
-    }
-    // The pooled pods by class, largest first by the share of the pooled demand one pod takes.
-    const countOf = new Map<PodClass, number>();
-    const total = new Float64Array(n);
-    for (const node of tail)
-      for (const { cls, n: count } of node.batches) {
-        countOf.set(cls, (countOf.get(cls) ?? 0) + count);
-        for (let r = 0; r < n; r++) total[r]! += count * cls.req[r]!;
-      }
-    const share = (cls: PodClass) => {
-      let s = 0;
-      for (let r = 0; r < n; r++) if (total[r]! > 0) s += cls.req[r]! / total[r]!;
-      return s;
-    };
-    const classes = [...countOf.keys()]
-      .map((cls) => ({ cls, size: share(cls) }))
-      .sort((x, y) => y.size - x.size || x.cls.id - y.cls.id)
-      .map((x) => x.cls);
-    const reqs = classes.map((cls) => cls.req);
-    const counts = Int32Array.from(classes, (cls) => countOf.get(cls)!);
-
-    const released = Float64Array.from(pool.remaining);
-    if (pool.limited)
-      for (const node of tail) if (node.charged) for (let r = 0; r < n; r++) released[r]! += node.charged[r]!;
-    const remaining = pool.limited ? released.map((x, r) => Math.min(x, listed[r]!)) : released;
-    const types = this.repackTypes(pool, reqsId).filter((p) => fitsUsed(p.t.alloc, ds));
-    // No set of claims costing less than `floor` covers the demand: on some resource, even the type
-    // cheapest per unit of it would need to spend that much. Cheaper candidates are skipped unseen.
-    let floor = 0;
-    for (let r = 0; r < n; r++) {
-      if (total[r]! <= 0) continue;
-      let perUnit = Number.POSITIVE_INFINITY;
-      for (const p of types)
-        if (p.t.alloc[r]! > ds[r]!) perUnit = Math.min(perUnit, p.price / (p.t.alloc[r]! - ds[r]!));
-      floor = Math.max(floor, perUnit * total[r]!);
-    }
-    const prices = types.map((p) => p.price);
-
-    let bound = oldCost * (1 - 1e-9);
-    let chosen: PricedType[] | undefined;
-    let split: Int32Array | undefined;
-    for (let i = firstAtLeast(prices, floor); i < types.length; i++) {
-      const p = types[i]!;
-      if (p.price >= bound) break;
-      if (pool.limited && exceeds(p.t.capacity, remaining) >= 0) continue;
-      split = fitInto([p.t.alloc], ds, reqs, counts, 'first');
-      if (split) {
-        chosen = [p];
-        bound = p.price;
-        break;
-      }
-    }
-    // Pairs that could hold the pooled demand, cheapest first; the first that really holds it wins.
-    const pairs: { a: PricedType; b: PricedType; price: number }[] = [];
-    for (let i = 0; i < types.length; i++) {
-      const a = types[i]!;
-      if (2 * a.price >= bound) break;
-      for (let j = Math.max(i, firstAtLeast(prices, floor - a.price)); j < types.length; j++) {
-        const b = types[j]!;
-        const price = a.price + b.price;
-        if (price >= bound) break;
-        let ok = true;
-        for (let r = 0; r < n && ok; r++) {
-          if (a.t.alloc[r]! + b.t.alloc[r]! - 2 * ds[r]! < total[r]!) ok = false;
-          else if (pool.limited && a.t.capacity[r]! + b.t.capacity[r]! > remaining[r]!) ok = false;
-        }
-        if (ok) pairs.push({ a, b, price });
-      }
-    }
-    pairs.sort((x, y) => x.price - y.price);
-    for (let i = 0; i < pairs.length && i < REPACK_TRIES; i++) {
-      const { a, b } = pairs[i]!;
-      const allocs = [a.t.alloc, b.t.alloc];
-      const found =
-        fitInto(allocs, ds, reqs, counts, 'balance') ??
-        fitInto(allocs, ds, reqs, counts, 'align') ??
-        fitInto(allocs, ds, reqs, counts, 'first') ??
-        swap(fitInto([b.t.alloc, a.t.alloc], ds, reqs, counts, 'first'));
-      if (found) {
-        chosen = [a, b];
-        split = found;
-        break;
-      }
-    }
-    if (!chosen || !split) return false;
-
-    // Hand the pods out as the split says, each claim keeping the order the pods had.
-    const bins = chosen.length;
-    const index = new Map(classes.map((cls, i) => [cls, i]));
-    const contents = chosen.map(() => ({
-      pods: [] as Pod[],
-      batches: [] as { cls: PodClass; n: number }[],
-      used: Float64Array.from(ds),
-    }));
-    for (const node of tail) {
-      let i = 0;
-      for (const { cls, n: count } of node.batches) {
-        const c = index.get(cls)!;
-        for (let k = 0; k < count; k++) {
-          let b = 0;
-          while (split[c * bins + b] === 0) b++;
-          split[c * bins + b]!--;
-          const into = contents[b]!;
-          into.pods.push(node.pods[i++]!);
-          const last = into.batches[into.batches.length - 1];
-          if (last && last.cls === cls) last.n++;
-          else into.batches.push({ cls, n: 1 });
-          for (let r = 0; r < n; r++) into.used[r]! += cls.req[r]!;
-        }
-      }
-    }
-    // Each new claim lists every compatible type that fits what it holds and is charged as the packer
-    // charges, the largest capacity it may launch, leaving room for the claims after it.
-    const planned: { c: (typeof contents)[number]; type: PricedType; charged: Float64Array | undefined }[] = [];
-    let newCost = 0;
-    for (let b = 0; b < bins; b++) {
-      const c = contents[b]!;
-      if (c.pods.length === 0) continue;
-      const avail = Float64Array.from(remaining);
-      for (let later = b + 1; later < bins; later++)
-        if (contents[later]!.pods.length > 0) for (let r = 0; r < n; r++) avail[r]! -= chosen[later]!.t.capacity[r]!;
-      const list = this.catalog
-        .compatible(pool, reqsId)
-        .filter((p) => fitsUsed(p.t.alloc, c.used) && (!pool.limited || exceeds(p.t.capacity, avail) < 0));
-      if (list.length === 0) return false;
-      let charged: Float64Array | undefined;
-      if (pool.limited) {
-        charged = new Float64Array(n);
-        for (const p of list) for (let r = 0; r < n; r++) charged[r] = Math.max(charged[r]!, p.t.capacity[r]!);
-        for (let r = 0; r < n; r++) {
-          remaining[r]! -= charged[r]!;
-          released[r]! -= charged[r]!;
-        }
-      }
-      newCost += list[0]!.price;
-      planned.push({ c, type: list[0]!, charged });
-    }
-    if (!(newCost < oldCost * (1 - 1e-9))) return false;
-
-    if (planned.length - tail.length > pool.nodesRemaining) return false;
-    if (pool.limited) pool.remaining.set(released);
-    pool.nodesRemaining += tail.length - planned.length;
-    const nodes = [...tail];
-    while (nodes.length < planned.length) nodes.push(this.splitClaim(tail[0]!));
-    planned.forEach(({ c, type, charged }, b) => {
-      const node = nodes[b]!;
-      node.pods = c.pods;
-      node.batches = c.batches;
-      node.used = c.used;
-      node.ds = ds;
-      node.capPrice = type.price;
-      node.frontier = [type.t];
-      if (charged) node.charged = charged;
-    });
-    for (let b = planned.length; b < tail.length; b++) {
-      const node = tail[b]!;
-      node.pods = [];
-      node.batches = [];
-      delete node.charged;
-    }
-    return true;
-  }
-
-  /** One more claim like `like` (same NodePool and requirements), empty, for a split. */
-  private splitClaim(like: ClaimState): ClaimState {
-    const node: ClaimState = {
-      ...like,
-      index: this.claims.length,
-      name: `${like.pool.name}-${this.claims.length}`,
-      pods: [],
-      batches: [],
-      used: Float64Array.from(like.ds),
-      counts: new Int32Array(this.groups.length),
-      owners: new Int32Array(this.groups.length),
-    };
-    delete node.charged;
-    this.claims.push(node);
-    return node;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Slack fill
-
-  /** A class whose pods may sit on any claim that satisfies its node selection: no topology counts it. */
-  private free(cls: PodClass): boolean {
-    if (cls.matched.length > 0) return false;
-    if (cls.movable === undefined) {
-      const a = cls.spec.affinity;
-      const none = (
-        t:
-          | {
-              requiredDuringSchedulingIgnoredDuringExecution?: unknown[];
-              preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
-            }
-          | undefined,
-      ) =>
-        (t?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) +
-          (t?.preferredDuringSchedulingIgnoredDuringExecution?.length ?? 0) ===
-        0;
-      cls.movable =
-        (cls.spec.topologySpreadConstraints?.length ?? 0) === 0 && none(a?.podAffinity) && none(a?.podAntiAffinity);
-    }
-    return cls.movable;
-  }
-
-  /**
-   * A class a post pass may move between claims of one domain: free, or (in Karpenter order) with topology that a move
-   * within the same zone (every non-hostname domain) keeps, checked per move by `moveRoom`. Hostname
-   * affinity, its own or one that selects it, ties pods to their node and is never moved.
-   */
-  private mobile(cls: PodClass): boolean {
-    if (this.free(cls)) return true;
-    // The priced greedy fills its claims to their type, so these moves find little to gain there (about
-    // 1% at 5,000 diverse pods) for most of the solve's time; Karpenter's order leaves the room they use.
-    if (this.order === 'priced') return false;
-    if (cls.mobile === undefined) {
-      const v = this.variant(cls, 0)!;
-      cls.mobile =
-        !v.own.some((o) => o.kind === 'affinity' && o.group.host) &&
-        !cls.matched.some((g) => g.term.kind === 'affinity' && g.host);
-    }
-    return cls.mobile;
-  }
-
-  /**
-   * How many of `want` pods of the class may move from one claim to the other: none unless both sit in
-   * the same domain of every non-hostname key the class's topology reads (zone counts and skews stay
-   * as they are), then as many as the receiver's hostname topology admits: the class's own terms, the
-   * anti-affinity of pods there, and the hostname spreads of pods there that count the class.
-   */
-  private moveRoom(cls: PodClass, from: ClaimState, to: ClaimState, want: number): number {
-    if (this.free(cls)) return want;
-    if (!this.mobile(cls)) return 0;
-    const v = this.variant(cls, 0)!;
-    const same = (key: string) => {
-      const d = this.domainOf(from, key);
-      return d !== undefined && d === this.domainOf(to, key);
-    };
-    for (const o of v.own) if (!o.group.host && !same(o.group.key)) return 0;
-    for (const g of cls.matched) if (!g.host && !same(g.key)) return 0;
-    let room = this.hostRoom(v, to, want);
-    for (const { cls: other } of to.batches) {
-      if (room <= 0) break;
-      if (other === cls) continue;
-      for (const o of this.variant(other, 0)!.own) {
-        if (o.kind === 'spread' && o.group.host && cls.matched.includes(o.group))
-          room = Math.min(room, o.maxSkew - to.counts[o.group.id]!);
-      }
-    }
-    return Math.max(room, 0);
-  }
-
-  /**
-   * Claims end on the cheapest type that fits what they hold, often with room to spare: a claim opened
-   * for a pod that wants a node of its own, a zone's share of a spread. Free pods (no topology of their
-   * own, none counting them) move out of a dearer claim into that room when the claim then fits a
-   * cheaper type (or empties), every receiving claim keeping its type and price. Moves only shrink what
-   * a claim lists, so NodePool limits hold.
-   */
-  private fillSlack(): void {
-    const claims = this.claims.filter((c) => c.pods.length > 0 && !c.pool.hasMinValues);
-    if (claims.length < 2) return;
-    const price = new Map<ClaimState, PricedType>();
-    for (const c of claims) price.set(c, this.finalTypes(c)[0]!);
-    const sources = [...claims].sort((a, b) => price.get(b)!.price - price.get(a)!.price || a.index - b.index);
-    // Classes no claim had room for since the last successful move: their next search would fail too.
-    const full = new Set<PodClass>();
-    for (const source of sources) {
-      const freeBatches = source.batches.filter((b) => this.mobile(b.cls));
-      if (freeBatches.length === 0) continue;
-      const current = price.get(source)!;
-      const kept = Float64Array.from(source.used);
-      for (const { cls, n } of freeBatches) for (let r = 0; r < kept.length; r++) kept[r]! -= n * cls.req[r]!;
-      const floor = this.cheapestFitting(source, source.reqsId, kept);
-      if (floor !== undefined && floor.price >= current.price) continue;
-      const plan = this.planMoves(source, freeBatches, claims, price, full);
-      if (plan.moves.length === 0) continue;
-      const left = Float64Array.from(source.used);
-      for (const m of plan.moves) for (let r = 0; r < left.length; r++) left[r]! -= m.cls.req[r]!;
-      const after = this.cheapestFitting(source, source.reqsId, left);
-      let added = 0;
-      for (const [to, change] of plan.receivers) added += change.type.price - price.get(to)!.price;
-      if ((after?.price ?? 0) + added >= current.price - 1e-9) continue;
-      this.applyMoves(source, plan.moves);
-      for (const [to, change] of plan.receivers) {
-        to.reqsId = change.reqsId;
-        to.reqs = this.catalog.reqsById[change.reqsId]!;
-        price.set(to, change.type);
-      }
-      if (after) price.set(source, after);
-      full.clear();
-    }
-  }
-
-  /**
-   * The cheapest type for contents of this size under these requirements (and the claim's limit
-   * charge), or undefined when the claim would be empty or no type holds it.
-   */
-  private cheapestFitting(node: ClaimState, reqsId: number, used: Float64Array): PricedType | undefined {
-    let empty = true;
-    for (let r = 0; r < used.length; r++) if (used[r]! - node.ds[r]! > 1e-9) empty = false;
-    if (empty) return undefined;
-    const pool = node.pool;
-    for (const p of this.catalog.compatible(pool, reqsId)) {
-      if (!fitsUsed(p.t.alloc, used)) continue;
-      if (node.charged && exceedsCharged(p.t.capacity, node.charged, pool.limit) >= 0) continue;
-      return p;
-    }
-    return undefined;
-  }
-
-  /**
-   * Where each free pod of the source could go, largest class first: first into room a receiver has
-   * on its type, then onto receivers its node selection narrows (another family, an arch), whose
-   * new type and price the caller weighs. Selections on zone, capacity type or hostname never narrow
-   * a receiver: the topology counts of the pods already there were taken under its old domains.
-   */
-  private planMoves(
-    source: ClaimState,
-    batches: { cls: PodClass; n: number }[],
-    claims: ClaimState[],
-    price: Map<ClaimState, PricedType>,
-    full: Set<PodClass>,
-  ): {
-    moves: { cls: PodClass; to: ClaimState }[];
-    receivers: Map<ClaimState, { reqsId: number; type: PricedType; used: Float64Array }>;
-  } {
-    const receivers = new Map<ClaimState, { reqsId: number; type: PricedType; used: Float64Array }>();
-    const moves: { cls: PodClass; to: ClaimState }[] = [];
-    const bound = new Set<ClaimState>();
-    const order = [...batches].sort((a, b) => b.cls.cpu - a.cls.cpu || b.cls.memory - a.cls.memory);
-    for (const { cls, n } of order) {
-      if (full.has(cls)) continue;
-      const v = this.variant(cls, 0)!;
-      const podId = this.catalog.intern(v.reqs);
-      // A pod without node selection merges into any claim unchanged: it never narrows one.
-      const mayNarrow =
-        v.reqs.byKey.size > 0 &&
-        ![LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
-      const free = this.free(cls);
-      let placed = 0;
-      for (const narrowing of mayNarrow ? [false, true] : [false]) {
-        for (const to of claims) {
-          if (placed === n) break;
-          // An emptied claim is no receiver: its price is no longer paid.
-          if (to === source || to.pool !== source.pool || to.pods.length === 0) continue;
-          // Pods with topology of their own or counted by others: one such move per receiver and plan, as
-          // the room their hostname topology leaves is read from the receiver's counts before any move.
-          if (!free && bound.has(to)) continue;
-          const planned = receivers.get(to);
-          const reqsId = planned?.reqsId ?? to.reqsId;
-          const used = planned?.used ?? to.used;
-          let type = planned?.type ?? price.get(to)!;
-          if (!narrowing && roomIn(type.t.alloc, used, cls.req) <= 0) continue;
-          const merged = this.catalog.merge(reqsId, v.reqs, podId);
-          if (!merged || merged.conflict || (merged.id !== reqsId) !== narrowing) continue;
-          if (narrowing) {
-            const one = used.map((u, r) => u + cls.req[r]!);
-            const next = this.cheapestFitting(to, merged.id, one);
-            if (!next) continue;
-            type = next;
-          }
-          const k = Math.min(
-            free ? n - placed : this.moveRoom(cls, source, to, n - placed),
-            roomIn(type.t.alloc, used, cls.req),
-          );
-          if (k <= 0) continue;
-          if (!free) bound.add(to);
-          const next = planned?.used ?? Float64Array.from(to.used);
-          for (let r = 0; r < next.length; r++) next[r]! += k * cls.req[r]!;
-          receivers.set(to, { reqsId: merged.id, type, used: next });
-          for (let i = 0; i < k; i++) moves.push({ cls, to });
-          placed += k;
-        }
-      }
-      if (placed === 0) full.add(cls);
-    }
-    return { moves, receivers };
-  }
-
-  private applyMoves(source: ClaimState, moves: { cls: PodClass; to: ClaimState }[]): void {
-    const wanted = new Map<PodClass, ClaimState[]>();
-    for (const m of moves) {
-      const list = wanted.get(m.cls);
-      if (list) list.push(m.to);
-      else wanted.set(m.cls, [m.to]);
-    }
-    const pods: Pod[] = [];
-    const batches: { cls: PodClass; n: number }[] = [];
-    let i = 0;
-    for (const { cls, n } of source.batches) {
-      const targets = wanted.get(cls);
-      let kept = 0;
-      for (let k = 0; k < n; k++) {
-        const pod = source.pods[i++]!;
-        const to = targets?.shift();
-        if (!to) {
-          pods.push(pod);
-          kept++;
-          continue;
-        }
-        to.pods.push(pod);
-        const last = to.batches[to.batches.length - 1];
-        if (last && last.cls === cls) last.n++;
-        else to.batches.push({ cls, n: 1 });
-        for (let r = 0; r < cls.req.length; r++) {
-          to.used[r]! += cls.req[r]!;
-          source.used[r]! -= cls.req[r]!;
-        }
-        // Hostname counts follow the pod; zone counts stay, as moves keep every non-hostname domain.
-        for (const g of cls.matched) {
-          source.counts[g.id]!--;
-          to.counts[g.id]!++;
-        }
-        for (const g of this.variant(cls, 0)!.ownedAnti) {
-          source.owners[g.id]!--;
-          to.owners[g.id]!++;
-        }
-      }
-      if (kept > 0) batches.push({ cls, n: kept });
-    }
-    source.pods = pods;
-    source.batches = batches;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Rebalance
-
-  /**
-   * Pairs of the cheapest claims of one NodePool trade free pods: k pods of a class move from one to
-   * the other when the two then cost less together (the receiver may narrow to another family, never
-   * to another zone, capacity type or hostname). Bounded like the merge: only the cheapest claims.
-   */
-  private rebalance(): void {
-    const price = new Map<ClaimState, number>();
-    const candidates: ClaimState[] = [];
-    for (const c of this.claims) {
-      if (c.pods.length === 0 || c.pool.hasMinValues) continue;
-      price.set(c, this.finalTypes(c)[0]!.price);
-      candidates.push(c);
-    }
-    candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
-    candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
-    for (const from of candidates) {
-      for (const { cls, n } of [...from.batches]) {
-        if (!this.mobile(cls) || from.pods.length === 0) continue;
-        const v = this.variant(cls, 0)!;
-        const fixed = [LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
-        let best:
-          | { to: ClaimState; k: number; reqsId: number; a?: PricedType; b: PricedType; gain: number }
-          | undefined;
-        for (const to of candidates) {
-          if (to === from || to.pool !== from.pool || to.pods.length === 0) continue;
-          const merged = this.catalog.merge(to.reqsId, v.reqs, this.catalog.intern(v.reqs));
-          if (!merged || merged.conflict || (fixed && merged.id !== to.reqsId)) continue;
-          const before = price.get(from)! + price.get(to)!;
-          const most = this.moveRoom(cls, from, to, n);
-          for (let k = 1; k <= most; k++) {
-            const left = from.used.map((u, r) => u - k * cls.req[r]!);
-            const got = to.used.map((u, r) => u + k * cls.req[r]!);
-            const b = this.cheapestFitting(to, merged.id, got);
-            if (!b) break;
-            const a = this.cheapestFitting(from, from.reqsId, left);
-            const gain = before - (a?.price ?? 0) - b.price;
-            if (gain > 1e-9 && (!best || gain > best.gain))
-              best = { to, k, reqsId: merged.id, b, gain, ...(a ? { a } : {}) };
-          }
-        }
-        if (!best) continue;
-        const moves = Array.from({ length: best.k }, () => ({ cls, to: best.to }));
-        this.applyMoves(from, moves);
-        best.to.reqsId = best.reqsId;
-        best.to.reqs = this.catalog.reqsById[best.reqsId]!;
-        price.set(best.to, best.b.price);
-        price.set(from, best.a?.price ?? 0);
-      }
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Merge
-
-  /**
-   * Two claims of one NodePool whose pods are all free (see `free`) and whose requirements agree move
-   * onto one claim when one type holding both costs less than the two. The cheapest claims are the
-   * ones left part-empty (a selector kept their pods off the claims before them), so only they are
-   * paired, which bounds the pass whatever the number of claims.
-   */
-  private mergeClaims(): void {
-    const price = new Map<ClaimState, number>();
-    const candidates: ClaimState[] = [];
-    for (const c of this.claims) {
-      const pool = c.pool;
-      if (c.pods.length === 0 || pool.limited || pool.hasMinValues) continue;
-      if (!c.batches.every((b) => this.hostOnly(b.cls))) continue;
-      price.set(c, this.finalTypes(c)[0]!.price);
-      candidates.push(c);
-    }
-    candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
-    candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
-    for (const a of candidates) {
-      if (a.pods.length === 0) continue;
-      let best: { into: ClaimState; reqsId: number; ds: Float64Array; type: PricedType; saving: number } | undefined;
-      for (const into of candidates) {
-        if (into === a || into.pods.length === 0) continue;
-        const pool = into.pool;
-        const reqsId = this.mergeInto(into, a, pool);
-        if (reqsId === undefined || !this.shareHost(a, into)) continue;
-        const ds = this.catalog.daemonOverhead(pool, reqsId);
-        const used = Float64Array.from(ds);
-        for (let r = 0; r < used.length; r++) used[r]! += a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
-        const type = this.catalog.compatible(pool, reqsId).find((p) => fitsUsed(p.t.alloc, used));
-        if (!type) continue;
-        const saving = price.get(a)! + price.get(into)! - type.price;
-        if (saving > 1e-9 && (!best || saving > best.saving)) best = { into, reqsId, ds, type, saving };
-      }
-      if (!best) continue;
-      const { into } = best;
-      for (let r = 0; r < into.used.length; r++)
-        into.used[r] = best.ds[r]! + a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
-      into.pods.push(...a.pods);
-      into.batches.push(...a.batches);
-      for (let g = 0; g < into.counts.length; g++) {
-        into.counts[g]! += a.counts[g]!;
-        into.owners[g]! += a.owners[g]!;
-      }
-      into.ds = best.ds;
-      into.reqsId = best.reqsId;
-      into.reqs = this.catalog.reqsById[best.reqsId]!;
-      into.capPrice = best.type.price;
-      into.frontier = [best.type.t];
-      price.set(into, best.type.price);
-      a.pods = [];
-      a.batches = [];
-      a.pool.nodesRemaining += 1;
-    }
-  }
-
-  /** A class whose topology, its own and any that counts it, is all on hostname: a merge keeps its zone. */
-  private hostOnly(cls: PodClass): boolean {
-    if (this.free(cls)) return true;
-    const v = this.variant(cls, 0)!;
-    return v.own.every((o) => o.group.host) && cls.matched.every((g) => g.host);
-  }
-
-  /** Whether the pods of two claims may share one node by their hostname topology. */
-  private shareHost(a: ClaimState, b: ClaimState): boolean {
-    const check = (x: ClaimState, y: ClaimState) => {
-      for (const { cls } of x.batches) {
-        for (const g of cls.inverse) if (g.host && y.owners[g.id]! > 0) return false;
-        for (const o of this.variant(cls, 0)!.own) {
-          const merged = x.counts[o.group.id]! + y.counts[o.group.id]!;
-          if (o.kind === 'antiAffinity' && merged > (o.self ? 1 : 0)) return false;
-          if (o.kind === 'spread' && merged > o.maxSkew) return false;
-        }
-      }
-      return true;
-    };
-    return check(a, b) && check(b, a);
-  }
-
-  /**
-   * The requirements of `into` narrowed by every pod class of `from`, or undefined when one of them
-   * may not run there. Another NodePool's claim qualifies when it takes the class (its taints, its
-   * requirements), as Karpenter lets a pod join an in-flight claim of any NodePool.
-   */
-  private mergeInto(into: ClaimState, from: ClaimState, pool: PoolState): number | undefined {
-    let reqsId = into.reqsId;
-    for (const { cls } of from.batches) {
-      const v = this.variant(cls, 0)!;
-      if (pool !== from.pool && staticFit(this.catalog, v, pool).reason) return undefined;
-      const merged = this.catalog.merge(reqsId, v.reqs, this.catalog.intern(v.reqs));
-      if (!merged || merged.conflict) return undefined;
-      reqsId = merged.id;
-    }
-    return reqsId;
-  }
-
-  /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
-  private finalTypes(node: ClaimState): PricedType[] {
-    const pool = node.pool;
-    const fitting = this.catalog
-      .compatible(pool, node.reqsId)
-      .filter(
-        (p) =>
-          fitsUsed(p.t.alloc, node.used) &&
-          (!node.charged || exceedsCharged(p.t.capacity, node.charged, pool.limit) < 0),
-      );
-    return fitting.length > 0
-      ? fitting
-      : this.catalog.compatible(pool, node.reqsId).filter((p) => node.frontier.includes(p.t));
-  }
-
-  private finalize(node: ClaimState): PlannedNodeClaim {
-    const pool = node.pool;
-    const list = this.finalTypes(node);
-    const first = list[0]!;
-    const requirements: NodeSelectorRequirementWithMinValues[] = node.reqs
-      .toNodeSelectorRequirements()
-      .filter((r) => r.key !== LABEL_INSTANCE_TYPE);
-    requirements.push({ key: LABEL_INSTANCE_TYPE, operator: 'In', values: list.map((p) => p.t.it.name) });
-    return {
-      nodePool: pool.name,
-      requirements,
-      instanceTypes: list.map((p) => p.t.it),
-      offering: { ...first.offering, instanceType: first.t.it.name },
-      pods: node.pods,
-      requests: this.dims.toResources(node.used),
-    };
   }
 }
 
