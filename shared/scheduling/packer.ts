@@ -18,13 +18,12 @@ import type { Pod } from '../apis/core/v1';
 import type { Resources } from '../instancetypes/types';
 import type { SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
 import { TypeCatalog } from './packing/catalog';
+import { ClaimOpening } from './packing/claim-opening';
 import { finalize } from './packing/finalize';
 import { domainOf, hostRoom } from './packing/hosts';
-import { satisfiesMinValues } from './packing/offerings';
 import { cmp, sortByWeight } from './packing/ordering';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
 import { type PostPassContext, PostPasses } from './packing/post-passes';
-import { formatLimit } from './packing/reason-text';
 import type {
   ClaimState,
   ExistingState,
@@ -35,32 +34,19 @@ import type {
   PackingOrder,
   PodClass,
   PoolState,
-  PricedType,
   RelaxState,
   Variant,
 } from './packing/state';
 import { TailRepack } from './packing/tail-repack';
-import { Dims, exceeds, fitsOne, fitsUsed, roomIn, unitsOf } from './packing/vectors';
-import {
-  allows,
-  LABEL_CAPACITY_TYPE,
-  LABEL_HOSTNAME,
-  LABEL_ZONE,
-  LABEL_ZONE_ID,
-  type Requirement,
-  Requirements,
-  requirementFrom,
-  requirementIn,
-} from './requirements';
+import { TopologyTargets } from './packing/topology-targets';
+import { Dims, fitsUsed, roomIn, unitsOf } from './packing/vectors';
+import { LABEL_HOSTNAME, type Requirement, Requirements, requirementFrom, requirementIn } from './requirements';
 import { PODS, podRequests } from './resources';
 import { untoleratedTaint } from './taints';
 import { affinityTerm, describeTerm, spreadTerm, type TopologyTerm, termMatches } from './topology';
 
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
 const ROUNDS_PER_NODE = 4;
-
-/** Relative price-per-pod slack within which the larger instance type is preferred. */
-const EFFICIENCY_TOLERANCE = 0.005;
 
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
@@ -76,9 +62,10 @@ export class Packer {
   private readonly claims: ClaimState[] = [];
   private classes: PodClass[] = [];
   private variantCount = 0;
-  private readonly demandMemo = new Map<string, Float64Array>();
 
   private readonly catalog: TypeCatalog;
+  private readonly targets: TopologyTargets;
+  private readonly opening: ClaimOpening;
 
   constructor(
     private readonly input: SchedulingInput,
@@ -87,6 +74,23 @@ export class Packer {
     private readonly shareForcedNodes = true,
   ) {
     this.catalog = new TypeCatalog(input, this.dims);
+    this.targets = new TopologyTargets(this.catalog, this.pools, this.existing);
+    this.opening = new ClaimOpening({
+      catalog: this.catalog,
+      dims: this.dims,
+      pools: this.pools,
+      claims: this.claims,
+      groups: this.groups,
+      order,
+      shareForcedNodes,
+      classes: () => this.classes,
+      variant: (cls, level) => this.variant(cls, level),
+    });
+  }
+
+  /** Whether this solve placed pods that need a node each first (a plan without it may be cheaper). */
+  get sharedForcedNodes(): boolean {
+    return this.opening.sharedForcedNodes;
   }
 
   solve(): SchedulingResult {
@@ -333,77 +337,10 @@ export class Packer {
    * any claim of their own is opened (see `forcedShareCap`).
    */
   private repellingFirst(groups: PodClass[][]): PodClass[][] {
-    const first = groups.filter((g) => (this.forcedNodes(g[0]!)?.count ?? 0) > 1);
+    const first = groups.filter((g) => (this.opening.forcedNodes(g[0]!)?.count ?? 0) > 1);
     if (first.length === 0) return groups;
-    this.sharedForcedNodes = true;
+    this.opening.sharedForcedNodes = true;
     return [...first, ...groups.filter((g) => !first.includes(g))];
-  }
-
-  /** Per class, its self-repelling hostname group (null when none); per group, the pods it forces apart. */
-  private forcedGroup: Map<PodClass, Group | null> | undefined;
-  /** Whether this solve placed pods that need a node each first (a plan without it may be cheaper). */
-  sharedForcedNodes = false;
-  private readonly forcedCount = new Map<Group, number>();
-  private readonly shareMemo = new Map<string, Float64Array | null>();
-
-  /** The self-repelling hostname group of the class and how many pods it forces onto nodes of their own. */
-  private forcedNodes(cls: PodClass): { group: Group; count: number } | undefined {
-    if (!this.forcedGroup) {
-      this.forcedGroup = new Map();
-      for (const c of this.classes) {
-        const g = this.variant(c, 0)!.own.find((o) => o.kind === 'antiAffinity' && o.group.host && o.self)?.group;
-        this.forcedGroup.set(c, g ?? null);
-        if (g) this.forcedCount.set(g, (this.forcedCount.get(g) ?? 0) + c.pods.length);
-      }
-    }
-    const group = this.forcedGroup.get(cls);
-    return group ? { group, count: this.forcedCount.get(group) ?? 0 } : undefined;
-  }
-
-  /**
-   * The cap of a claim opened for a pod that needs a node of its own: the cheapest type that holds it
-   * beside an equal share of every other pod that may join such claims. Capped at the most
-   * price-efficient type instead, the first of these claims would take all the other pods and the rest
-   * would each run one small pod on a mostly empty node (956 of 1,002 claims at 5,000 diverse pods).
-   */
-  private forcedShareCap(v: Variant, pool: PoolState, reqsId: number, ds: Float64Array): number | undefined {
-    const forced = this.forcedNodes(v.cls);
-    if (!forced || forced.count < 2) return undefined;
-    const share = this.forcedShare(v, pool, reqsId, forced);
-    if (!share) return undefined;
-    const need = Float64Array.from(ds);
-    for (let r = 0; r < need.length; r++) need[r]! += v.cls.req[r]! + share[r]!;
-    for (const p of this.catalog.compatible(pool, reqsId)) if (fitsUsed(p.t.alloc, need)) return p.price;
-    return undefined;
-  }
-
-  /** An equal share, per forced node, of the pods that may join claims of these requirements. */
-  private forcedShare(
-    v: Variant,
-    pool: PoolState,
-    reqsId: number,
-    forced: { group: Group; count: number },
-  ): Float64Array | null {
-    const n = this.dims.names.length;
-    let extended = '';
-    for (let r = 3; r < n; r++) if (v.cls.req[r]! > 0) extended += `,${r}`;
-    const key = `${pool.index}:${reqsId}:${forced.group.id}${extended}`;
-    const hit = this.shareMemo.get(key);
-    if (hit !== undefined) return hit;
-    const share = new Float64Array(n);
-    for (const cls of this.classes) {
-      if (this.forcedGroup?.get(cls) === forced.group) continue;
-      let foreign = false;
-      for (let r = 3; r < n && !foreign; r++) foreign = cls.req[r]! > 0 && !(v.cls.req[r]! > 0);
-      if (foreign) continue;
-      const cv = this.variant(cls, 0)!;
-      if (staticFit(this.catalog, cv, pool).reason) continue;
-      const merged = this.catalog.merge(reqsId, cv.reqs, this.catalog.intern(cv.reqs));
-      if (!merged || merged.conflict) continue;
-      for (let r = 0; r < n; r++) share[r]! += (cls.req[r]! * cls.pods.length) / forced.count;
-    }
-    this.shareMemo.set(key, share);
-    return share;
   }
 
   /** About four rounds per node the group would fill on the most price-efficient instance type. */
@@ -431,7 +368,7 @@ export class Packer {
     const none = new Float64Array(this.dims.names.length);
     for (const pool of this.pools) {
       const poolId = this.catalog.intern(pool.domain);
-      const demand = this.demand(pool, poolId, none);
+      const demand = this.opening.demand(pool, poolId, none);
       for (const p of this.catalog.compatible(pool, poolId)) {
         const units = unitsOf(p.t.alloc, none, demand);
         if (units <= 0) continue;
@@ -604,153 +541,6 @@ export class Packer {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Topology: domains and target selection
-
-  private readonly domainsMemo = new Map<string, string[]>();
-
-  private domainsFor(v: Variant, key: string): string[] {
-    let d = v.domains.get(key);
-    if (d) return d;
-    // Variants with the same node selection and tolerations share their domains.
-    const shared = `${this.catalog.intern(v.reqs)}|${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}|${key}`;
-    d = this.domainsMemo.get(shared);
-    if (d) {
-      v.domains.set(key, d);
-      return d;
-    }
-    const values = new Set<string>();
-    // Domains follow node selection and taints only, never the pod's size (nodeAffinityPolicy Honor).
-    const podId = this.catalog.intern(v.reqs);
-    for (const pool of this.pools) {
-      if (untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft)) continue;
-      const merged = this.catalog.merge(this.catalog.intern(pool.domain), v.reqs, podId);
-      if (!merged || merged.conflict) continue;
-      for (const value of this.poolDomains(pool, merged.id, key)) values.add(value);
-    }
-    for (const n of this.existing) {
-      const value = n.labels[key];
-      if (value === undefined || !v.reqs.matchesLabels(n.labels)) continue;
-      if (untoleratedTaint(v.cls.spec.tolerations, n.taints, v.tolerateSoft)) continue;
-      values.add(value);
-    }
-    d = [...values].sort(cmp);
-    v.domains.set(key, d);
-    this.domainsMemo.set(shared, d);
-    return d;
-  }
-
-  private readonly poolDomainMemo = new Map<string, Set<string>>();
-
-  /** Values of `key` that a claim of the pool with these requirements could get. */
-  private poolDomains(pool: PoolState, reqsId: number, key: string): Set<string> {
-    const memoKey = `${pool.index}:${reqsId}:${key}`;
-    let values = this.poolDomainMemo.get(memoKey);
-    if (values) return values;
-    values = new Set<string>();
-    this.poolDomainMemo.set(memoKey, values);
-    {
-      const own = this.catalog.reqsById[reqsId]!.get(key);
-      for (const p of this.catalog.compatible(pool, reqsId)) {
-        if (key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE || key === LABEL_ZONE_ID) {
-          for (const o of p.t.it.offerings) {
-            if (!o.available) continue;
-            const value = key === LABEL_ZONE ? o.zone : key === LABEL_CAPACITY_TYPE ? o.capacityType : o.zoneID;
-            if (value !== undefined && (!own || allows(own, value))) values.add(value);
-          }
-        } else if (this.catalog.isTypeKey(key)) {
-          const value = p.t.it.labels[key];
-          if (value !== undefined) values.add(value);
-        } else if (own && !own.complement) {
-          for (const value of own.values) values.add(value);
-        }
-      }
-    }
-    return values;
-  }
-
-  /** The domain of `key` to place the next batch in, and how many pods it may take. */
-  private chooseTarget(
-    v: Variant,
-    key: string,
-    blocked: Set<string> | undefined,
-    allowed?: { value: string; score: number }[],
-  ): { value: string; budget: number } | { reason: string } {
-    const domains = this.domainsFor(v, key);
-    const own = v.own.filter((o) => o.group.key === key);
-    const inverse = v.cls.inverse.filter((g) => g.key === key);
-    let best: string | undefined;
-    let bestScore = Number.POSITIVE_INFINITY;
-    let bestBudget = 0;
-    let reason: string | undefined;
-    for (const d of domains) {
-      if (blocked?.has(d)) continue;
-      let budget = Number.POSITIVE_INFINITY;
-      let score = 0;
-      let ok = true;
-      for (const o of own) {
-        const g = o.group;
-        const c = g.counts.get(d) ?? 0;
-        if (o.kind === 'antiAffinity') {
-          if (c > 0) {
-            ok = false;
-            reason ??= `${describeTerm(g.term)}: every allowed ${key} already has a matching pod (e.g. ${g.example})`;
-            break;
-          }
-          if (o.self) budget = Math.min(budget, 1);
-        } else if (o.kind === 'affinity') {
-          if (c === 0 && !(g.total === 0 && o.self)) {
-            ok = false;
-            reason ??=
-              g.total === 0
-                ? `${describeTerm(g.term)}: no pod matches the selector`
-                : `${describeTerm(g.term)}: the ${key} with matching pods cannot take it`;
-            break;
-          }
-          score -= c;
-        } else {
-          let min = Number.POSITIVE_INFINITY;
-          for (const x of domains) min = Math.min(min, g.counts.get(x) ?? 0);
-          if (domains.length < o.minDomains) min = 0;
-          const allowance = o.self ? min + o.maxSkew - c : c - min <= o.maxSkew ? Number.POSITIVE_INFINITY : 0;
-          if (allowance <= 0) {
-            ok = false;
-            reason ??= `${describeTerm(g.term)} with maxSkew ${o.maxSkew}: ${key} ${d} would exceed the skew and the other ${key}s cannot take the pod`;
-            break;
-          }
-          budget = Math.min(budget, allowance);
-          score += c;
-        }
-      }
-      if (!ok) continue;
-      for (const g of inverse) {
-        if ((g.owners.get(d) ?? 0) > 0) {
-          ok = false;
-          reason ??= `${describeTerm(g.term)} of pod ${g.ownerExample} repels it from ${key} ${d}`;
-          break;
-        }
-      }
-      if (!ok) continue;
-      if (own.length === 0) for (const g of v.cls.matched) if (g.key === key) score += g.counts.get(d) ?? 0;
-      allowed?.push({ value: d, score });
-      if (score < bestScore) {
-        best = d;
-        bestScore = score;
-        bestBudget = budget;
-      }
-    }
-    if (best === undefined) {
-      return {
-        reason:
-          reason ??
-          (domains.length === 0
-            ? `no ${key} is reachable for this pod`
-            : `no ${key} can take it (${domains.join(', ')})`),
-      };
-    }
-    return { value: best, budget: bestBudget };
-  }
-
-  // -------------------------------------------------------------------------------------------
   // Placement
 
   private placeRun(v: Variant, pods: Pod[]): Pod[] {
@@ -763,7 +553,7 @@ export class Packer {
       const targets: [string, string][] = [];
       let budget = pods.length - i;
       for (const key of v.pinKeys) {
-        const choice = this.chooseTarget(v, key, blocked.get(key));
+        const choice = this.targets.chooseTarget(v, key, blocked.get(key));
         if ('reason' in choice) {
           v.topologyReason = choice.reason;
           return pods.slice(i);
@@ -845,11 +635,11 @@ export class Packer {
     }
     if (host && host.group.total === 0 && !host.self) return placed;
     while (placed < want) {
-      const node = this.openClaim(v, podReqs, podReqsId);
+      const node = this.opening.openClaim(v, podReqs, podReqsId);
       if (!node) break;
       const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
       if (fit.n === 0) {
-        this.discardClaim(node);
+        this.opening.discardClaim(node);
         break;
       }
       this.commit(v, node, pods, start + placed, fit);
@@ -869,7 +659,7 @@ export class Packer {
     v.topologyReason = undefined;
     for (let i = 0; i < pods.length; i++) {
       const allowed: { value: string; score: number }[] = [];
-      const best = this.chooseTarget(v, key, undefined, allowed);
+      const best = this.targets.chooseTarget(v, key, undefined, allowed);
       if ('reason' in best) {
         v.topologyReason = best.reason;
         return pods.slice(i);
@@ -933,11 +723,11 @@ export class Packer {
     }
     for (const a of allowed) {
       const t = pinned(a.value);
-      const node = this.openClaim(v, t.reqs, t.id);
+      const node = this.opening.openClaim(v, t.reqs, t.id);
       if (!node) continue;
       const fit = this.canTakeClaim(v, node, t.reqs, t.id, 1);
       if (fit.n === 0) {
-        this.discardClaim(node);
+        this.opening.discardClaim(node);
         continue;
       }
       this.emptiestFirst.push(node);
@@ -983,11 +773,11 @@ export class Packer {
       }
       if (!into) {
         if (host && host.group.total === 0 && !host.self) break;
-        into = this.openClaim(v, podReqs, podReqsId);
+        into = this.opening.openClaim(v, podReqs, podReqsId);
         if (!into) break;
         fit = this.canTakeClaim(v, into, podReqs, podReqsId, 1);
         if (fit.n === 0) {
-          this.discardClaim(into);
+          this.opening.discardClaim(into);
           break;
         }
         this.emptiestFirst.push(into);
@@ -1052,8 +842,8 @@ export class Packer {
       if (!pool.hasMinValues) {
         // A claim sized as a share of a forced node keeps being sized so: the pods that narrow it (a zone
         // pin, a family) are the pods the share was made for.
-        const share = node.forcedBy ? this.forcedShareCap(node.forcedBy, pool, merged.id, node.ds) : undefined;
-        capPrice = Math.max(capPrice, share ?? this.narrowedCap(pool, merged.id, node, v.cls.req));
+        const share = node.forcedBy ? this.opening.forcedShareCap(node.forcedBy, pool, merged.id, node.ds) : undefined;
+        capPrice = Math.max(capPrice, share ?? this.opening.narrowedCap(pool, merged.id, node, v.cls.req));
       }
       frontier = this.catalog
         .frontier(pool, merged.id, capPrice, node.charged)
@@ -1067,49 +857,8 @@ export class Packer {
       if (n > best) best = n;
     }
     let n = Math.min(room, best);
-    if (n > 0 && pool.hasMinValues) n = this.limitByMinValues(pool, merged.id, node, req, n);
+    if (n > 0 && pool.hasMinValues) n = this.opening.limitByMinValues(pool, merged.id, node, req, n);
     return n > 0 ? { n, claim: { reqsId: merged.id, frontier, capPrice } } : none;
-  }
-
-  /** The price of the most price-efficient type for the claim's pods under narrowed requirements. */
-  private narrowedCap(pool: PoolState, reqsId: number, node: ClaimState, req: Float64Array): number {
-    const key = `${reqsId}:${node.ds.join(',')}:${req.join(',')}`;
-    let cap = pool.capMemo.get(key);
-    if (cap !== undefined) return cap;
-    const demand = this.demand(pool, reqsId, req);
-    let bestCost = Number.POSITIVE_INFINITY;
-    const candidates: { price: number; cost: number }[] = [];
-    for (const p of this.catalog.compatible(pool, reqsId)) {
-      if (!fitsOne(p.t.alloc, node.ds, req)) continue;
-      const units = unitsOf(p.t.alloc, node.ds, demand);
-      const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
-      candidates.push({ price: p.price, cost });
-      if (cost < bestCost) bestCost = cost;
-    }
-    cap = bestCost === Number.POSITIVE_INFINITY ? (candidates[0]?.price ?? 0) : 0;
-    for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) cap = Math.max(cap, c.price);
-    pool.capMemo.set(key, cap);
-    return cap;
-  }
-
-  private limitByMinValues(pool: PoolState, reqsId: number, node: ClaimState, req: Float64Array, n: number): number {
-    const ok = (k: number) => {
-      const used = node.used.map((u, r) => u + k * req[r]!);
-      const types = this.catalog
-        .compatible(pool, reqsId)
-        .filter((p) => p.price <= node.capPrice && fitsUsed(p.t.alloc, used))
-        .map((p) => p.t.it);
-      return satisfiesMinValues(this.catalog.reqsById[reqsId]!, types);
-    };
-    if (ok(n)) return n;
-    let lo = 0;
-    let hi = n;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if (ok(mid)) lo = mid;
-      else hi = mid;
-    }
-    return lo;
   }
 
   private commit(v: Variant, node: NodeState, pods: Pod[], start: number, fit: Fit): void {
@@ -1147,187 +896,6 @@ export class Packer {
       const d = domainOf(node, g.key);
       if (d !== undefined) g.owners.set(d, (g.owners.get(d) ?? 0) + n);
     }
-  }
-
-  /** A new claim from the first NodePool (by weight) that can take the pod, or undefined. */
-  private openClaim(v: Variant, podReqs: Requirements, podReqsId: number): ClaimState | undefined {
-    const req = v.cls.req;
-    for (const pool of this.pools) {
-      const fit = staticFit(this.catalog, v, pool);
-      if (fit.reason) continue;
-      const merged = this.catalog.merge(this.catalog.intern(pool.domain), podReqs, podReqsId)!;
-      if (merged.conflict) continue;
-      const ds = this.catalog.daemonOverhead(pool, merged.id);
-      if (pool.nodesRemaining < 1) {
-        v.poolReasons[pool.index] =
-          `NodePool ${pool.name}: limits exhausted (nodes ${pool.nodesLimit - pool.nodesRemaining} of ${pool.nodesLimit} used)`;
-        continue;
-      }
-      const memoKey = `${pool.index}:${merged.id}:${v.cls.id}`;
-      const memo = this.openMemo.get(memoKey);
-      if (memo && exceeds(memo.charged, pool.remaining) < 0) {
-        // Same choice as last time: everything it may charge still fits the remaining limits.
-        this.claims.push(this.newClaim(pool, merged.id, memo.capPrice, ds, memo.charged, memo.forcedBy));
-        return this.claims[this.claims.length - 1];
-      }
-      let best: PricedType | undefined;
-      let bestCost = Number.POSITIVE_INFINITY;
-      let anyFit = false;
-      let blocker: number | undefined;
-      const candidates: { p: PricedType; cost: number }[] = [];
-      const demand = this.demand(pool, merged.id, req);
-      for (const p of this.catalog.compatible(pool, merged.id)) {
-        if (!fitsOne(p.t.alloc, ds, req)) continue;
-        anyFit = true;
-        if (pool.limited) {
-          const over = exceeds(p.t.capacity, pool.remaining);
-          if (over >= 0) {
-            blocker ??= over;
-            continue;
-          }
-        }
-        const units = unitsOf(p.t.alloc, ds, demand);
-        const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
-        candidates.push({ p, cost });
-        if (cost < bestCost) bestCost = cost;
-      }
-      // Among types as price-efficient as the best (linear pricing makes many equal), the largest
-      // packs the pods onto the fewest nodes; the claim still shrinks to what it holds at the end.
-      for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) best = c.p;
-      // No type holds any share of the mix beside the overhead (the mix needs a resource these types
-      // only have for the opening pod): the cheapest that fits the pod.
-      if (bestCost === Number.POSITIVE_INFINITY) best = candidates[0]?.p;
-      if (!best) {
-        if (anyFit && blocker !== undefined) {
-          const name = this.dims.names[blocker]!;
-          const used = pool.limit[blocker]! - pool.remaining[blocker]!;
-          v.poolReasons[pool.index] =
-            `NodePool ${pool.name}: limits exhausted (${name} ${formatLimit(name, used)} of ${formatLimit(name, pool.limit[blocker]!)} used)`;
-        } else if (!anyFit) {
-          v.topologyReason ??= `no instance type of the required ${podReqs
-            .toNodeSelectorRequirements()
-            .map((r) => `${r.key}`)
-            .join(', ')} fits`;
-        }
-        continue;
-      }
-      const shareCap =
-        this.order === 'priced' && this.shareForcedNodes ? this.forcedShareCap(v, pool, merged.id, ds) : undefined;
-      let capPrice = this.order === 'karpenter' ? Number.POSITIVE_INFINITY : (shareCap ?? best.price);
-      const forcedBy = shareCap !== undefined ? v : undefined;
-      if (pool.hasMinValues) capPrice = this.capForMinValues(pool, merged.id, capPrice);
-      // Karpenter's subtractMax: charge the largest capacity the claim may still launch.
-      const charged = new Float64Array(this.dims.names.length);
-      if (pool.limited) {
-        for (const p of this.catalog.compatible(pool, merged.id)) {
-          if (p.price > capPrice) break;
-          if (!fitsOne(p.t.alloc, ds, req) || exceeds(p.t.capacity, pool.remaining) >= 0) continue;
-          for (let r = 0; r < charged.length; r++) charged[r] = Math.max(charged[r]!, p.t.capacity[r]!);
-        }
-      }
-      this.openMemo.set(memoKey, { capPrice, charged, forcedBy });
-      const node = this.newClaim(pool, merged.id, capPrice, ds, charged, forcedBy);
-      this.claims.push(node);
-      return node;
-    }
-    return undefined;
-  }
-
-  private readonly openMemo = new Map<
-    string,
-    { capPrice: number; charged: Float64Array; forcedBy: Variant | undefined }
-  >();
-
-  private newClaim(
-    pool: PoolState,
-    reqsId: number,
-    capPrice: number,
-    ds: Float64Array,
-    charged: Float64Array,
-    forcedBy: Variant | undefined,
-  ): ClaimState {
-    const node: ClaimState = {
-      kind: 'claim',
-      ...(forcedBy ? { forcedBy } : {}),
-      index: this.claims.length,
-      name: `${pool.name}-${this.claims.length}`,
-      pool,
-      reqs: this.catalog.reqsById[reqsId]!,
-      reqsId,
-      capPrice,
-      frontier: this.catalog.frontier(pool, reqsId, capPrice, pool.limited ? charged : undefined),
-      used: Float64Array.from(ds),
-      ds,
-      pods: [],
-      counts: new Int32Array(this.groups.length),
-      owners: new Int32Array(this.groups.length),
-      batches: [],
-    };
-    if (pool.limited) {
-      for (let r = 0; r < charged.length; r++) pool.remaining[r]! -= charged[r]!;
-      node.charged = charged;
-    }
-    pool.nodesRemaining -= 1;
-    return node;
-  }
-
-  private discardClaim(node: ClaimState): void {
-    const pool = node.pool;
-    if (node.charged) for (let r = 0; r < node.charged.length; r++) pool.remaining[r]! += node.charged[r]!;
-    pool.nodesRemaining += 1;
-    const index = this.claims.lastIndexOf(node);
-    if (index >= 0) this.claims.splice(index, 1);
-  }
-
-  /**
-   * The mean pod of those that may share a claim of this pool with these requirements: the classes the
-   * pool can take at all (taints, requirements, a type they fit on) whose node selection agrees with the
-   * claim's, and which ask for no extended resource (GPUs …) the opening pod does not ask for. A claim
-   * is sized for them: a GPU pod elsewhere in the batch, or a pod that fits no NodePool, says nothing
-   * about how large a CPU claim should be, and a CPU claim will never hold a GPU pod anyway.
-   */
-  private demand(pool: PoolState, reqsId: number, opening: Float64Array): Float64Array {
-    const n = this.dims.names.length;
-    let extended = '';
-    for (let r = 0; r < n; r++) if (r > 2 && opening[r]! > 0) extended += `,${r}`;
-    const key = `${pool.index}:${reqsId}${extended}`;
-    let mean = this.demandMemo.get(key);
-    if (mean) return mean;
-    mean = new Float64Array(n);
-    let count = 0;
-    for (const cls of this.classes) {
-      let foreign = false;
-      for (let r = 3; r < n && !foreign; r++) foreign = cls.req[r]! > 0 && !(opening[r]! > 0);
-      if (foreign) continue;
-      const v = this.variant(cls, 0)!;
-      const fit = staticFit(this.catalog, v, pool);
-      if (fit.reason || fit.reqsId === undefined) continue;
-      const merged = this.catalog.merge(reqsId, v.reqs, this.catalog.intern(v.reqs));
-      if (!merged || merged.conflict) continue;
-      for (let r = 0; r < n; r++) mean[r]! += cls.req[r]! * cls.pods.length;
-      count += cls.pods.length;
-    }
-    if (count > 0) for (let r = 0; r < n; r++) mean[r]! /= count;
-    else mean.set(opening);
-    this.demandMemo.set(key, mean);
-    return mean;
-  }
-
-  private capForMinValues(pool: PoolState, reqsId: number, capPrice: number): number {
-    const list = this.catalog.compatible(pool, reqsId);
-    const reqs = this.catalog.reqsById[reqsId]!;
-    for (let i = 0; i < list.length; i++) {
-      const price = list[i]!.price;
-      if (price < capPrice) continue;
-      if (
-        satisfiesMinValues(
-          reqs,
-          list.slice(0, i + 1).map((p) => p.t.it),
-        )
-      )
-        return price;
-    }
-    return Number.POSITIVE_INFINITY;
   }
 }
 
