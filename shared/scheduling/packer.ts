@@ -842,8 +842,9 @@ export class Packer {
       if (!pool.hasMinValues) {
         // A claim sized as a share of a forced node keeps being sized so: the pods that narrow it (a zone
         // pin, a family) are the pods the share was made for.
+        const narrowed = this.opening.narrowedCap(pool, merged.id, node, v.cls.req);
         const share = node.forcedBy ? this.opening.forcedShareCap(node.forcedBy, pool, merged.id, node.ds) : undefined;
-        capPrice = Math.max(capPrice, share ?? this.opening.narrowedCap(pool, merged.id, node, v.cls.req));
+        capPrice = Math.max(capPrice, Math.min(share ?? narrowed, narrowed));
       }
       frontier = this.catalog
         .frontier(pool, merged.id, capPrice, node.charged)

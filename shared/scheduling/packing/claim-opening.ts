@@ -206,8 +206,11 @@ export class ClaimOpening {
         this.ctx.order === 'priced' && this.ctx.shareForcedNodes
           ? this.forcedShareCap(v, pool, merged.id, ds)
           : undefined;
-      let capPrice = this.ctx.order === 'karpenter' ? Number.POSITIVE_INFINITY : (shareCap ?? best.price);
-      const forcedBy = shareCap !== undefined ? v : undefined;
+      // The share only ever lowers the cap: a share larger than the most price-efficient type would be
+      // a dearer type for pods that would not all come (1.28× the LP bound on 4,770 mixed pods).
+      const forcedBy = shareCap !== undefined && shareCap < best.price ? v : undefined;
+      let capPrice =
+        this.ctx.order === 'karpenter' ? Number.POSITIVE_INFINITY : forcedBy ? (shareCap ?? best.price) : best.price;
       if (pool.hasMinValues) capPrice = this.capForMinValues(pool, merged.id, capPrice);
       // Karpenter's subtractMax: charge the largest capacity the claim may still launch.
       const charged = new Float64Array(this.ctx.dims.names.length);
