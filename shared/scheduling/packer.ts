@@ -21,7 +21,8 @@ import { TypeCatalog } from './packing/catalog';
 import { ClaimOpening } from './packing/claim-opening';
 import { finalize } from './packing/finalize';
 import { domainOf, hostRoom } from './packing/hosts';
-import { cmp, sortByWeight } from './packing/ordering';
+import { cmp } from './packing/ordering';
+import { PodTerms } from './packing/pod-terms';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
 import { type PostPassContext, PostPasses } from './packing/post-passes';
 import type {
@@ -30,20 +31,18 @@ import type {
   Fit,
   Group,
   NodeState,
-  OwnTerm,
   PackingOrder,
   PodClass,
   PoolState,
-  RelaxState,
   Variant,
 } from './packing/state';
 import { TailRepack } from './packing/tail-repack';
 import { TopologyTargets } from './packing/topology-targets';
 import { Dims, fitsUsed, roomIn, unitsOf } from './packing/vectors';
-import { LABEL_HOSTNAME, type Requirement, Requirements, requirementFrom, requirementIn } from './requirements';
+import { type Requirements, requirementIn } from './requirements';
 import { PODS, podRequests } from './resources';
 import { untoleratedTaint } from './taints';
-import { affinityTerm, describeTerm, spreadTerm, type TopologyTerm, termMatches } from './topology';
+import { describeTerm, type TopologyTerm, termMatches } from './topology';
 
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
 const ROUNDS_PER_NODE = 4;
@@ -56,14 +55,12 @@ export type { PackingOrder } from './packing/state';
 export class Packer {
   private readonly dims = new Dims();
   private readonly pools: PoolState[] = [];
-  private readonly groups: Group[] = [];
-  private readonly groupByKey = new Map<string, Group>();
   private readonly existing: ExistingState[] = [];
   private readonly claims: ClaimState[] = [];
   private classes: PodClass[] = [];
-  private variantCount = 0;
 
   private readonly catalog: TypeCatalog;
+  private readonly terms = new PodTerms();
   private readonly targets: TopologyTargets;
   private readonly opening: ClaimOpening;
 
@@ -80,11 +77,11 @@ export class Packer {
       dims: this.dims,
       pools: this.pools,
       claims: this.claims,
-      groups: this.groups,
+      groups: this.terms.groups,
       order,
       shareForcedNodes,
       classes: () => this.classes,
-      variant: (cls, level) => this.variant(cls, level),
+      variant: (cls, level) => this.terms.variant(cls, level),
     });
   }
 
@@ -150,9 +147,9 @@ export class Packer {
       catalog: this.catalog,
       dims: this.dims,
       claims: this.claims,
-      groups: this.groups,
+      groups: this.terms.groups,
       order: this.order,
-      variant: (cls, level) => this.variant(cls, level),
+      variant: (cls, level) => this.terms.variant(cls, level),
     };
     const post = new PostPasses(context);
     new TailRepack(context).repackTails();
@@ -198,7 +195,7 @@ export class Packer {
         // matchLabelKeys read the pod's own labels, so such terms cannot be shared between pods.
         let terms = sig.includes('"matchLabelKeys"') ? undefined : bySig.get(sig);
         if (!terms) {
-          terms = this.podTerms(pod);
+          terms = this.terms.podTerms(pod);
           bySig.set(sig, terms);
           for (const t of terms) for (const k of t.selector.keys) selectorKeys.add(k);
         }
@@ -219,13 +216,13 @@ export class Packer {
     // matchLabelKeys (pod-template-hash …) are part of the selector text, so the class key covers them.
     for (const node of input.existingNodes ?? []) {
       for (const pod of node.pods)
-        for (const t of this.podTerms(pod)) for (const k of t.selector.keys) selectorKeys.add(k);
+        for (const t of this.terms.podTerms(pod)) for (const k of t.selector.keys) selectorKeys.add(k);
     }
 
     this.catalog.daemonSets.push(
       ...(input.daemonSets ?? []).map((pod, i) => {
         const req = { ...dsReqs[i]! };
-        return { pod, reqs: this.podBaseRequirements(pod, 0), req: dims.vector(req) };
+        return { pod, reqs: this.terms.podBaseRequirements(pod, 0), req: dims.vector(req) };
       }),
     );
 
@@ -267,7 +264,7 @@ export class Packer {
           signature: `${namespace}\u0000${info.sig}${labelPart}`,
         };
         byKey.set(key, cls);
-        for (const t of info.terms) this.group(t);
+        for (const t of info.terms) this.terms.group(t);
       }
       cls.pods.push(pod);
     }
@@ -279,11 +276,11 @@ export class Packer {
     );
     for (const node of nodes)
       for (const pod of node.pods)
-        for (const t of this.podTerms(pod)) {
-          if (t.kind === 'antiAffinity' && !this.isPreferred(pod, t)) this.group(t);
+        for (const t of this.terms.podTerms(pod)) {
+          if (t.kind === 'antiAffinity' && !this.terms.isPreferred(pod, t)) this.terms.group(t);
         }
     for (const cls of this.classes) {
-      for (const g of this.groups) {
+      for (const g of this.terms.groups) {
         if (!termMatches(g.term, cls.namespace, cls.labels)) continue;
         cls.matched.push(g);
         if (g.term.kind === 'antiAffinity') cls.inverse.push(g);
@@ -299,8 +296,8 @@ export class Packer {
         alloc: dims.vector({ [PODS]: DEFAULT_MAX_PODS, ...node.allocatable }),
         used: new Float64Array(dims.names.length),
         pods: [],
-        counts: new Int32Array(this.groups.length),
-        owners: new Int32Array(this.groups.length),
+        counts: new Int32Array(this.terms.groups.length),
+        owners: new Int32Array(this.terms.groups.length),
         batches: [],
       };
       this.existing.push(state);
@@ -309,12 +306,12 @@ export class Packer {
         for (let r = 0; r < req.length; r++) state.used[r]! += req[r]!;
         const namespace = pod.metadata.namespace ?? 'default';
         const labels = pod.metadata.labels ?? {};
-        for (const g of this.groups) {
+        for (const g of this.terms.groups) {
           if (termMatches(g.term, namespace, labels)) this.count(g, state, 1, podName(pod));
         }
-        for (const t of this.podTerms(pod)) {
-          const g = this.groupByKey.get(t.key);
-          if (g && t.kind === 'antiAffinity' && !this.isPreferred(pod, t)) this.own(g, state, 1, podName(pod));
+        for (const t of this.terms.podTerms(pod)) {
+          const g = this.terms.groupByKey.get(t.key);
+          if (g && t.kind === 'antiAffinity' && !this.terms.isPreferred(pod, t)) this.own(g, state, 1, podName(pod));
         }
       }
     }
@@ -383,156 +380,17 @@ export class Packer {
     return best;
   }
 
-  private isPreferred(pod: Pod, t: TopologyTerm): boolean {
-    const required = pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
-    return !required.some((r) => affinityTerm(pod, r, 'antiAffinity').key === t.key);
-  }
-
-  private podTerms(pod: Pod): TopologyTerm[] {
-    const a = pod.spec.affinity;
-    const terms: TopologyTerm[] = [];
-    for (const t of a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      terms.push(affinityTerm(pod, t, 'affinity'));
-    }
-    for (const t of a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) {
-      terms.push(affinityTerm(pod, t.podAffinityTerm, 'affinity'));
-    }
-    for (const t of a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      terms.push(affinityTerm(pod, t, 'antiAffinity'));
-    }
-    for (const t of a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) {
-      terms.push(affinityTerm(pod, t.podAffinityTerm, 'antiAffinity'));
-    }
-    for (const c of pod.spec.topologySpreadConstraints ?? []) terms.push(spreadTerm(pod, c));
-    return terms;
-  }
-
-  private group(term: TopologyTerm): Group {
-    let g = this.groupByKey.get(term.key);
-    if (!g) {
-      g = {
-        id: this.groups.length,
-        term,
-        key: term.topologyKey,
-        host: term.topologyKey === LABEL_HOSTNAME,
-        counts: new Map(),
-        owners: new Map(),
-        nodesWithMatches: [],
-        total: 0,
-      };
-      this.groups.push(g);
-      this.groupByKey.set(term.key, g);
-    }
-    return g;
-  }
-
   // -------------------------------------------------------------------------------------------
   // Classes and relaxation
 
-  private podBaseRequirements(pod: Pod, termIndex: number): Requirements {
-    const list: Requirement[] = Object.entries(pod.spec.nodeSelector ?? {}).map(([k, v]) => requirementIn(k, v));
-    const terms =
-      pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-    const term = terms[termIndex];
-    for (const e of term?.matchExpressions ?? []) list.push(requirementFrom(e));
-    return Requirements.from(list);
-  }
-
-  private variant(cls: PodClass, level: number): Variant | undefined {
-    if (cls.variants[level]) return cls.variants[level];
-    const spec = cls.spec;
-    const a = spec.affinity;
-    const terms = a?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-    const prefNode = sortByWeight(a?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
-    const prefAff = sortByWeight(a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
-    const prefAnti = sortByWeight(a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
-    const spreads = spec.topologySpreadConstraints ?? [];
-    const soft = spreads.filter((s) => s.whenUnsatisfiable === 'ScheduleAnyway');
-    let relaxation: string | undefined;
-    let state: RelaxState;
-    if (level === 0) {
-      state = { term: 0, prefAffinity: 0, prefAnti: 0, prefNode: 0, softSpread: 0, tolerateSoft: false };
-    } else {
-      const prev = cls.relax!;
-      state = { ...prev };
-      if (state.term < terms.length - 1) {
-        state.term++;
-        relaxation = 'dropped a required node affinity term';
-      } else if (state.prefAffinity < prefAff.length) {
-        state.prefAffinity++;
-        relaxation = 'dropped a preferred pod affinity term';
-      } else if (state.prefAnti < prefAnti.length) {
-        state.prefAnti++;
-        relaxation = 'dropped a preferred pod anti-affinity term';
-      } else if (state.prefNode < prefNode.length) {
-        state.prefNode++;
-        relaxation = 'dropped a preferred node affinity term';
-      } else if (state.softSpread < soft.length) {
-        state.softSpread++;
-        relaxation = 'dropped a ScheduleAnyway topology spread';
-      } else if (!state.tolerateSoft) {
-        state.tolerateSoft = true;
-        relaxation = 'tolerated PreferNoSchedule taints';
-      } else return undefined;
-    }
-    cls.relax = state;
-    let reqs = this.podBaseRequirements(cls.first, state.term);
-    const preferred = prefNode[state.prefNode];
-    for (const e of preferred?.preference.matchExpressions ?? []) reqs = reqs.add(requirementFrom(e));
-    const own: OwnTerm[] = [];
-    const ownedAnti: Group[] = [];
-    const pod = cls.first;
-    const addOwn = (t: TopologyTerm, maxSkew = 0, minDomains = 0) => {
-      const group = this.group(t);
-      const self = termMatches(t, cls.namespace, cls.labels);
-      own.push({ group, kind: t.kind, maxSkew, minDomains, self });
-      return group;
-    };
-    for (const t of a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      addOwn(affinityTerm(pod, t, 'affinity'));
-    }
-    for (const t of prefAff.slice(state.prefAffinity)) addOwn(affinityTerm(pod, t.podAffinityTerm, 'affinity'));
-    for (const t of a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      ownedAnti.push(addOwn(affinityTerm(pod, t, 'antiAffinity')));
-    }
-    for (const t of prefAnti.slice(state.prefAnti)) addOwn(affinityTerm(pod, t.podAffinityTerm, 'antiAffinity'));
-    const softKept = new Set(soft.slice(state.softSpread));
-    for (const c of spreads) {
-      if (c.whenUnsatisfiable === 'ScheduleAnyway' && !softKept.has(c)) continue;
-      addOwn(spreadTerm(pod, c), c.maxSkew, c.minDomains ?? 0);
-    }
-    const pinKeys = new Set<string>();
-    for (const o of own) if (!o.group.host) pinKeys.add(o.group.key);
-    for (const g of cls.matched) if (!g.host) pinKeys.add(g.key);
-    const v: Variant = {
-      id: this.variantCount++,
-      cls,
-      reqs,
-      tolerateSoft: state.tolerateSoft,
-      own,
-      ownedAnti,
-      pinKeys: [...pinKeys].sort(),
-      hostAffinity: own.find((o) => o.kind === 'affinity' && o.group.host),
-      staticFits: [],
-      domains: new Map(),
-      cursors: new Map(),
-      refused: new Map(),
-      targetReqs: new Map(),
-      poolReasons: [],
-      relaxation,
-    };
-    cls.variants[level] = v;
-    return v;
-  }
-
   private placeClass(cls: PodClass, pods: Pod[]): { pods: Pod[]; variant: Variant } {
     let level = 0;
-    let variant = this.variant(cls, 0)!;
+    let variant = this.terms.variant(cls, 0)!;
     let remaining = pods;
     for (;;) {
       remaining = this.placeRun(variant, remaining);
       if (remaining.length === 0) break;
-      const next = this.variant(cls, level + 1);
+      const next = this.terms.variant(cls, level + 1);
       if (!next) break;
       variant = next;
       level++;
