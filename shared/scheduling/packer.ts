@@ -10,9 +10,10 @@
 //    a run of interchangeable ones are then re-packed onto one or two claims when that is cheaper.
 // In `karpenter` order (PackingOrder) it decides as Karpenter does instead: pod by pod in queue order,
 // the emptiest claim first, claims uncapped; solve() keeps the cheaper plan.
-// This file holds pod classes and relaxation, topology targets, placement and claim opening; packing/
-// holds the rest: vectors, state, catalog (types, requirements, overhead), pool-fit (reasons), hosts,
-// tail-repack, post-passes (slack fill, merge, rebalance), finalize, split-fit, offerings.
+// This file holds preparation, the order of classes and placement; packing/ holds the rest: vectors,
+// state, catalog (types, requirements, overhead), pod-terms (topology groups, relaxation), pool-fit
+// (reasons), topology-targets, claim-opening (caps, limits, the forced-node share), karpenter-order,
+// hosts, tail-repack, post-passes (slack fill, merge, rebalance), finalize, split-fit, offerings.
 
 import type { Pod } from '../apis/core/v1';
 import type { Resources } from '../instancetypes/types';
@@ -21,6 +22,7 @@ import { TypeCatalog } from './packing/catalog';
 import { ClaimOpening } from './packing/claim-opening';
 import { finalize } from './packing/finalize';
 import { domainOf, hostRoom } from './packing/hosts';
+import { KarpenterOrder } from './packing/karpenter-order';
 import { cmp } from './packing/ordering';
 import { PodTerms } from './packing/pod-terms';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
@@ -63,6 +65,7 @@ export class Packer {
   private readonly terms = new PodTerms();
   private readonly targets: TopologyTargets;
   private readonly opening: ClaimOpening;
+  private readonly karpenterOrder: KarpenterOrder;
 
   constructor(
     private readonly input: SchedulingInput,
@@ -82,6 +85,15 @@ export class Packer {
       shareForcedNodes,
       classes: () => this.classes,
       variant: (cls, level) => this.terms.variant(cls, level),
+    });
+    this.karpenterOrder = new KarpenterOrder({
+      catalog: this.catalog,
+      existing: this.existing,
+      opening: this.opening,
+      targets: this.targets,
+      canTakeClaim: (v, node, podReqs, podReqsId, want) => this.canTakeClaim(v, node, podReqs, podReqsId, want),
+      canTakeExisting: (v, node, podReqs, targets, want) => this.canTakeExisting(v, node, podReqs, targets, want),
+      commit: (v, node, pods, start, fit) => this.commit(v, node, pods, start, fit),
     });
   }
 
@@ -403,7 +415,7 @@ export class Packer {
 
   private placeRun(v: Variant, pods: Pod[]): Pod[] {
     if (this.order === 'karpenter' && v.pinKeys.length === 1 && !v.hostAffinity)
-      return this.placeRunClaimFirst(v, pods);
+      return this.karpenterOrder.placeRunClaimFirst(v, pods);
     let i = 0;
     const blocked = new Map<string, Set<string>>();
     v.topologyReason = undefined;
@@ -481,7 +493,10 @@ export class Packer {
       } else cursor.e++;
     }
     if (this.order === 'karpenter')
-      return placed + this.placeEmptiestFirst(v, pods, start + placed, want - placed, targetsKey, podReqs, podReqsId);
+      return (
+        placed +
+        this.karpenterOrder.placeEmptiestFirst(v, pods, start + placed, want - placed, targetsKey, podReqs, podReqsId)
+      );
     while (cursor.c < this.claims.length && placed < want) {
       const node = this.claims[cursor.c]!;
       const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
@@ -506,166 +521,6 @@ export class Packer {
     }
     return placed;
   }
-
-  /**
-   * Karpenter order for a pod pinned by one topology key (a zone spread, zonal affinity): the claim is
-   * chosen first, emptiest first, in any domain the topology allows, as Karpenter narrows a claim's
-   * zones to the allowed ones; only a new claim goes to the most wanted domain.
-   */
-  private placeRunClaimFirst(v: Variant, pods: Pod[]): Pod[] {
-    const key = v.pinKeys[0]!;
-    v.topologyReason = undefined;
-    for (let i = 0; i < pods.length; i++) {
-      const allowed: { value: string; score: number }[] = [];
-      const best = this.targets.chooseTarget(v, key, undefined, allowed);
-      if ('reason' in best) {
-        v.topologyReason = best.reason;
-        return pods.slice(i);
-      }
-      allowed.sort((a, b) => a.score - b.score);
-      if (!this.placeOneClaimFirst(v, pods, i, key, allowed)) {
-        v.topologyReason ??= `no ${key} can take it (${allowed.map((a) => a.value).join(', ')})`;
-        return pods.slice(i);
-      }
-    }
-    return [];
-  }
-
-  private placeOneClaimFirst(
-    v: Variant,
-    pods: Pod[],
-    i: number,
-    key: string,
-    allowed: { value: string; score: number }[],
-  ): boolean {
-    const pinned = (value: string) => {
-      const targets: [string, string][] = [[key, value]];
-      const targetsKey = `${key}=${value}`;
-      let memo = v.targetReqs.get(targetsKey);
-      if (!memo) {
-        const reqs = v.reqs.add(requirementIn(key, value));
-        memo = { reqs, id: this.catalog.intern(reqs) };
-        v.targetReqs.set(targetsKey, memo);
-      }
-      let refused = v.refused.get(targetsKey);
-      if (!refused) {
-        refused = new Set();
-        v.refused.set(targetsKey, refused);
-      }
-      return { targets, reqs: memo.reqs, id: memo.id, refused };
-    };
-    for (const node of this.existing) {
-      const d = node.labels[key];
-      if (d === undefined || !allowed.some((a) => a.value === d)) continue;
-      const t = pinned(d);
-      if (this.canTakeExisting(v, node, t.reqs, t.targets, 1) > 0) {
-        this.commit(v, node, pods, i, { n: 1 });
-        return true;
-      }
-    }
-    for (const node of this.emptiestFirst) {
-      const d = domainOf(node, key);
-      for (const a of allowed) {
-        if (d !== undefined && a.value !== d) continue;
-        const t = pinned(a.value);
-        if (t.refused.has(node)) continue;
-        const fit = this.canTakeClaim(v, node, t.reqs, t.id, 1);
-        if (fit.n === 0) {
-          t.refused.add(node);
-          continue;
-        }
-        this.commit(v, node, pods, i, fit);
-        this.keepEmptiestFirst(node);
-        return true;
-      }
-    }
-    for (const a of allowed) {
-      const t = pinned(a.value);
-      const node = this.opening.openClaim(v, t.reqs, t.id);
-      if (!node) continue;
-      const fit = this.canTakeClaim(v, node, t.reqs, t.id, 1);
-      if (fit.n === 0) {
-        this.opening.discardClaim(node);
-        continue;
-      }
-      this.emptiestFirst.push(node);
-      this.commit(v, node, pods, i, fit);
-      this.keepEmptiestFirst(node);
-      return true;
-    }
-    return false;
-  }
-
-  /**
-   * Karpenter's own order: each pod to the in-flight claim holding the fewest pods that takes it, else a
-   * new claim. Spreads the pods that come late in the queue (the small ones) over the claims opened for
-   * the large ones, which is where Karpenter's plans beat a first-fit.
-   */
-  private placeEmptiestFirst(
-    v: Variant,
-    pods: Pod[],
-    start: number,
-    want: number,
-    targetsKey: string,
-    podReqs: Requirements,
-    podReqsId: number,
-  ): number {
-    let refused = v.refused.get(targetsKey);
-    if (!refused) {
-      refused = new Set();
-      v.refused.set(targetsKey, refused);
-    }
-    const host = v.hostAffinity;
-    let placed = 0;
-    while (placed < want) {
-      let into: ClaimState | undefined;
-      let fit: Fit = { n: 0 };
-      for (const node of this.emptiestFirst) {
-        if (refused.has(node)) continue;
-        fit = this.canTakeClaim(v, node, podReqs, podReqsId, 1);
-        if (fit.n > 0) {
-          into = node;
-          break;
-        }
-        refused.add(node);
-      }
-      if (!into) {
-        if (host && host.group.total === 0 && !host.self) break;
-        into = this.opening.openClaim(v, podReqs, podReqsId);
-        if (!into) break;
-        fit = this.canTakeClaim(v, into, podReqs, podReqsId, 1);
-        if (fit.n === 0) {
-          this.opening.discardClaim(into);
-          break;
-        }
-        this.emptiestFirst.push(into);
-      }
-      this.commit(v, into, pods, start + placed, fit);
-      placed++;
-      this.keepEmptiestFirst(into);
-      if (host) break;
-    }
-    return placed;
-  }
-
-  /** Keeps the order by pod count; a claim that grows goes after those it now equals, as Karpenter's does. */
-  private keepEmptiestFirst(node: ClaimState): void {
-    const order = this.emptiestFirst;
-    let i = order.lastIndexOf(node);
-    while (i > 0 && order[i - 1]!.pods.length > node.pods.length) {
-      order[i] = order[i - 1]!;
-      order[i - 1] = node;
-      i--;
-    }
-    while (i + 1 < order.length && order[i + 1]!.pods.length <= node.pods.length) {
-      order[i] = order[i + 1]!;
-      order[i + 1] = node;
-      i++;
-    }
-  }
-
-  /** Karpenter order: the planned claims by pod count, fewest first. */
-  private readonly emptiestFirst: ClaimState[] = [];
 
   private canTakeExisting(
     v: Variant,
