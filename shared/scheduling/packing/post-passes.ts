@@ -294,6 +294,18 @@ export class PostPasses {
     for (const from of candidates) {
       for (const { cls, n } of [...from.batches]) {
         if (!this.mobile(cls) || from.pods.length === 0) continue;
+        // What the source costs without k of these pods, the same for every receiver. A receiver only
+        // gets dearer by taking pods, so when the source is no cheaper without all of them, none gains.
+        const without: (PricedType | undefined)[] = [];
+        for (let k = 1; k <= n; k++)
+          without.push(
+            this.cheapestFitting(
+              from,
+              from.reqsId,
+              from.used.map((u, r) => u - k * cls.req[r]!),
+            ),
+          );
+        if ((without[n - 1]?.price ?? 0) >= price.get(from)! - 1e-9) continue;
         const v = this.ctx.variant(cls, 0)!;
         const fixed = [LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
         let best:
@@ -306,11 +318,12 @@ export class PostPasses {
           const before = price.get(from)! + price.get(to)!;
           const most = this.moveRoom(cls, from, to, n);
           for (let k = 1; k <= most; k++) {
-            const left = from.used.map((u, r) => u - k * cls.req[r]!);
             const got = to.used.map((u, r) => u + k * cls.req[r]!);
             const b = this.cheapestFitting(to, merged.id, got);
-            if (!b) break;
-            const a = this.cheapestFitting(from, from.reqsId, left);
+            // The receiver only gets dearer as it takes more: once it alone costs what both did, no
+            // larger k gains (or beats the best found).
+            if (!b || b.price >= before - 1e-9 - (best?.gain ?? 0)) break;
+            const a = without[k - 1];
             const gain = before - (a?.price ?? 0) - b.price;
             if (gain > 1e-9 && (!best || gain > best.gain))
               best = { to, k, reqsId: merged.id, b, gain, ...(a ? { a } : {}) };
