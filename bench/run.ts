@@ -227,7 +227,10 @@ export function mergeResults<T extends { suite: string; pods?: number }>(
   const fresh = new Map(measured.map((e) => [key(e), e]));
   const merged: (T | ResultEntry)[] = current.map((e) => fresh.get(key(e)) ?? e);
   const seen = new Set(current.map(key));
-  for (const e of measured) if (!seen.has(key(e))) merged.push(e);
+  // New sizes go before the first entry that is not a scheduling one (the runtime figures stay last).
+  const at = merged.findIndex((e) => !(SUITES as string[]).includes(e.suite));
+  const added = measured.filter((e) => !seen.has(key(e)));
+  merged.splice(at < 0 ? merged.length : at, 0, ...added);
   return merged;
 }
 
@@ -242,9 +245,12 @@ function main(args: string[]): void {
   const results: ResultEntry[] = [];
   for (const suite of suites) {
     if (suite === 'mixed') {
+      const measured = new Set<number>();
       for (const size of sizes) {
         // Whole copies of the 90-pod mix: the pod count is the nearest multiple of 90.
         const count = mixedPods(size).length;
+        if (measured.has(count)) continue;
+        measured.add(count);
         const mixed = measureMixed(size, runsFlag ? Number(runsFlag) : runsFor(count));
         printLine(suite, 'mixed', count, mixed);
         results.push({ suite, pods: count, ...rounded(mixed) });

@@ -12,14 +12,14 @@ const entry = (suite: ResultEntry['suite'], pods: number, price: number): Result
 });
 
 describe('bench results --merge', () => {
-  it('replaces the measured suites and sizes in place and keeps every other entry', () => {
+  it('replaces the measured suites and sizes in place, adds new ones before the runtime figures, keeps the rest', () => {
     const current = [entry('mixed', 90, 1), entry('mixed', 990, 2), { suite: 'runtime', provision: [] }];
     const merged = mergeResults(current, [entry('mixed', 990, 3), entry('us-east-1', 5000, 4)]);
     expect(merged).toEqual([
       entry('mixed', 90, 1),
       entry('mixed', 990, 3),
-      { suite: 'runtime', provision: [] },
       entry('us-east-1', 5000, 4),
+      { suite: 'runtime', provision: [] },
     ]);
   });
 });
