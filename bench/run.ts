@@ -5,9 +5,10 @@
 // up to REFERENCE_MAX_PODS pods), and writes bench/results.json. Only `solve` is timed, as upstream
 // times only Scheduler.Solve; pods and instance types are built before the clock starts.
 //
-//   npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1,mixed] [--runs N] [--write]
+//   npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1,mixed] [--runs N] [--write | --merge]
+//   --merge replaces only the measured suites and sizes in results.json and skips the runtime benchmark.
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -209,6 +210,30 @@ const rounded = (m: Measurement): Measurement => ({
   ...(m.reference !== undefined ? { reference: round(m.reference, 4) } : {}),
 });
 
+function readResults(path: string): { suite: string; pods?: number }[] {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return [];
+  }
+}
+
+/** The measured entries in place of those of the same suite and size; every other entry (runtime …) kept. */
+export function mergeResults<T extends { suite: string; pods?: number }>(
+  current: T[],
+  measured: ResultEntry[],
+): (T | ResultEntry)[] {
+  const key = (e: { suite: string; pods?: number }) => `${e.suite}:${e.pods ?? ''}`;
+  const fresh = new Map(measured.map((e) => [key(e), e]));
+  const merged: (T | ResultEntry)[] = current.map((e) => fresh.get(key(e)) ?? e);
+  const seen = new Set(current.map(key));
+  // New sizes go before the first entry that is not a scheduling one (the runtime figures stay last).
+  const at = merged.findIndex((e) => !(SUITES as string[]).includes(e.suite));
+  const added = measured.filter((e) => !seen.has(key(e)));
+  merged.splice(at < 0 ? merged.length : at, 0, ...added);
+  return merged;
+}
+
 function main(args: string[]): void {
   const sizes = parseList(args, '--sizes')?.map(Number) ?? SIZES;
   const suites = (parseList(args, '--suites') as Suite[] | undefined) ?? SUITES;
@@ -220,9 +245,12 @@ function main(args: string[]): void {
   const results: ResultEntry[] = [];
   for (const suite of suites) {
     if (suite === 'mixed') {
+      const measured = new Set<number>();
       for (const size of sizes) {
         // Whole copies of the 90-pod mix: the pod count is the nearest multiple of 90.
         const count = mixedPods(size).length;
+        if (measured.has(count)) continue;
+        measured.add(count);
         const mixed = measureMixed(size, runsFlag ? Number(runsFlag) : runsFor(count));
         printLine(suite, 'mixed', count, mixed);
         results.push({ suite, pods: count, ...rounded(mixed) });
@@ -265,6 +293,11 @@ function main(args: string[]): void {
     console.log(`  ${suite.padEnd(16)} ${cells.join(', ')}`);
   }
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results.json');
+  if (args.includes('--merge')) {
+    writeFileSync(out, `${JSON.stringify(mergeResults(readResults(out), results), null, 2)}\n`);
+    console.log(`\nmerged into ${out}: these suites and sizes replaced, every other entry kept`);
+    return;
+  }
   // A partial run must not replace the full figures unless asked to.
   if (args.includes('--write') || (sizes === SIZES && suites === SUITES)) {
     writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
@@ -277,6 +310,7 @@ function main(args: string[]): void {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
   main(args);
-  // The runtime figures join results.json only on a full run (or --write), like the scheduling ones.
-  await runRuntimeBenchmarks(args.length === 0 || args.includes('--write'));
+  // The runtime figures join results.json only on a full run (or --write), like the scheduling ones;
+  // --merge is for scheduling figures alone.
+  if (!args.includes('--merge')) await runRuntimeBenchmarks(args.length === 0 || args.includes('--write'));
 }

@@ -8,259 +8,110 @@
 //    mix, filled first-fit largest-first, and only at the end given every type that fits what it holds,
 //    cheapest first, so the tail claims shrink to the smallest type that fits. The last few claims of
 //    a run of interchangeable ones are then re-packed onto one or two claims when that is cheaper.
+// In `karpenter` order (PackingOrder) it decides as Karpenter does instead: pod by pod in queue order,
+// the emptiest claim first, claims uncapped; solve() keeps the cheaper plan.
+// This file holds preparation, the order of classes and placement; packing/ holds the rest: vectors,
+// state, catalog (types, requirements, overhead), pod-terms (topology groups, relaxation), pool-fit
+// (reasons), topology-targets, claim-opening (caps, limits, the forced-node share), karpenter-order,
+// hosts, tail-repack, post-passes (slack fill, merge, rebalance), finalize, split-fit, offerings.
 
 import type { Pod } from '../apis/core/v1';
-import { parseQuantity } from '../apis/quantity';
-import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../apis/v1/types';
-import type { InstanceType, Offering, Resources } from '../instancetypes/types';
-import type { ExistingNode, PlannedNodeClaim, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
-import {
-  allows,
-  describeRequirement,
-  doesNotExist,
-  intersect,
-  isEmpty,
-  isWellKnownLabel,
-  LABEL_CAPACITY_TYPE,
-  LABEL_HOSTNAME,
-  LABEL_INSTANCE_TYPE,
-  LABEL_NODEPOOL,
-  LABEL_ZONE,
-  LABEL_ZONE_ID,
-  type Requirement,
-  Requirements,
-  requirementFrom,
-  requirementIn,
-} from './requirements';
-import { CPU, MEMORY, PODS, podRequests } from './resources';
-import { formatTaint, untoleratedTaint } from './taints';
-import { affinityTerm, describeTerm, spreadTerm, type TopologyTerm, termMatches } from './topology';
-
-// ---------------------------------------------------------------------------------------------
-// Resources as dense vectors over the few resource names that matter in one solve.
-
-class Dims {
-  readonly names: string[] = [CPU, MEMORY, PODS];
-  readonly index = new Map<string, number>(this.names.map((n, i) => [n, i]));
-  add(name: string): void {
-    if (!this.index.has(name)) {
-      this.index.set(name, this.names.length);
-      this.names.push(name);
-    }
-  }
-  vector(resources: Resources | undefined): Float64Array {
-    const v = new Float64Array(this.names.length);
-    if (resources)
-      for (const [name, value] of Object.entries(resources)) {
-        const i = this.index.get(name);
-        if (i !== undefined) v[i] = value;
-      }
-    return v;
-  }
-  toResources(v: Float64Array): Resources {
-    const out: Resources = {};
-    for (let i = 0; i < v.length; i++) if (v[i]! > 0) out[this.names[i]!] = v[i]!;
-    return out;
-  }
-}
-
-function formatAmount(resource: string, value: number): string {
-  if (resource === CPU) return `${+(value / 1000).toFixed(3)} cpu`;
-  if (resource === MEMORY || resource === 'ephemeral-storage' || resource.endsWith('memory')) {
-    const gib = value / 2 ** 30;
-    return gib >= 1 ? `${+gib.toFixed(1)} GiB ${resource}` : `${Math.ceil(value / 2 ** 20)} MiB ${resource}`;
-  }
-  return `${value} ${resource}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// State
-
-interface TypeInfo {
-  it: InstanceType;
-  alloc: Float64Array;
-  capacity: Float64Array;
-}
-
-interface PricedType {
-  t: TypeInfo;
-  price: number;
-  offering: Offering;
-}
-
-interface PoolState {
-  index: number;
-  name: string;
-  pool: NodePool;
-  domain: Requirements;
-  taints: Taint[];
-  types: TypeInfo[];
-  /** Remaining limits per dim (Infinity when unlimited) and in nodes. */
-  remaining: Float64Array;
-  limit: Float64Array;
-  nodesRemaining: number;
-  nodesLimit: number;
-  limited: boolean;
-  hasMinValues: boolean;
-  compatMemo: Map<number, PricedType[]>;
-  frontierMemo: Map<string, TypeInfo[]>;
-  /** Cap prices for claims narrowed by a pod, by requirements, overhead and pod requests. */
-  capMemo: Map<string, number>;
-  dsMemo: Map<number, Float64Array>;
-  describe: string;
-}
-
-interface Group {
-  id: number;
-  term: TopologyTerm;
-  key: string;
-  host: boolean;
-  counts: Map<string, number>;
-  owners: Map<string, number>;
-  nodesWithMatches: NodeState[];
-  total: number;
-  example?: string;
-  ownerExample?: string;
-}
-
-interface OwnTerm {
-  group: Group;
-  kind: 'spread' | 'affinity' | 'antiAffinity';
-  maxSkew: number;
-  minDomains: number;
-  self: boolean;
-}
-
-interface NodeState {
-  index: number;
-  name: string;
-  existing?: ExistingNode;
-  labels?: Record<string, string>;
-  taints?: Taint[];
-  pool?: PoolState;
-  reqs: Requirements;
-  reqsId: number;
-  capPrice: number;
-  frontier: TypeInfo[];
-  alloc?: Float64Array;
-  used: Float64Array;
-  ds: Float64Array;
-  charged?: Float64Array;
-  pods: Pod[];
-  counts: Int32Array;
-  owners: Int32Array;
-  /** The class of each run of `pods`, in order, for the tail re-pack. */
-  batches: { cls: PodClass; n: number }[];
-}
-
-interface PodClass {
-  id: number;
-  pods: Pod[];
-  namespace: string;
-  labels: Record<string, string>;
-  spec: Pod['spec'];
-  first: Pod;
-  req: Float64Array;
-  cpu: number;
-  memory: number;
-  matched: Group[];
-  inverse: Group[];
-  variants: Variant[];
-  relax: RelaxState | undefined;
-  /** Everything but the requests: classes with one signature are packed together, in proportion. */
-  signature: string;
-  /** No topology spread, pod affinity or anti-affinity of its own: the tail re-pack may move it. */
-  movable?: boolean;
-}
-
-interface RelaxState {
-  term: number;
-  prefAffinity: number;
-  prefAnti: number;
-  prefNode: number;
-  softSpread: number;
-  tolerateSoft: boolean;
-}
-
-interface StaticFit {
-  reason?: string;
-  reqs?: Requirements;
-  reqsId?: number;
-}
-
-interface Variant {
-  id: number;
-  cls: PodClass;
-  reqs: Requirements;
-  tolerateSoft: boolean;
-  own: OwnTerm[];
-  ownedAnti: Group[];
-  pinKeys: string[];
-  hostAffinity: OwnTerm | undefined;
-  staticFits: (StaticFit | undefined)[];
-  domains: Map<string, string[]>;
-  cursors: Map<string, { e: number; c: number }>;
-  /** The variant's requirements pinned to each target domain set, interned. */
-  targetReqs: Map<string, { reqs: Requirements; id: number }>;
-  poolReasons: (string | undefined)[];
-  topologyReason?: string | undefined;
-  relaxation: string | undefined;
-}
-
-/**
- * What a node takes of a class: how many pods and, for a planned claim, the requirements, instance
- * types and cap price it narrows to. Returned by the check and handed to commit, so nothing is kept
- * between the two calls.
- */
-interface Fit {
-  n: number;
-  claim?: { reqsId: number; frontier: TypeInfo[]; capPrice: number };
-}
+import type { Resources } from '../instancetypes/types';
+import type { SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
+import { TypeCatalog } from './packing/catalog';
+import { ClaimOpening } from './packing/claim-opening';
+import { finalize } from './packing/finalize';
+import { domainOf, hostRoom } from './packing/hosts';
+import { KarpenterOrder } from './packing/karpenter-order';
+import { cmp } from './packing/ordering';
+import { PodTerms } from './packing/pod-terms';
+import { staticFit, unschedulableReasons } from './packing/pool-fit';
+import { type PostPassContext, PostPasses } from './packing/post-passes';
+import type {
+  ClaimState,
+  ExistingState,
+  Fit,
+  Group,
+  NodeState,
+  PackingOrder,
+  PodClass,
+  PoolState,
+  Variant,
+} from './packing/state';
+import { TailRepack } from './packing/tail-repack';
+import { TopologyTargets } from './packing/topology-targets';
+import { Dims, fitsUsed, roomIn, unitsOf } from './packing/vectors';
+import { type Requirements, requirementIn } from './requirements';
+import { PODS, podRequests } from './resources';
+import { untoleratedTaint } from './taints';
+import { describeTerm, type TopologyTerm, termMatches } from './topology';
 
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
 const ROUNDS_PER_NODE = 4;
 
-/** Relative price-per-pod slack within which the larger instance type is preferred. */
-const EFFICIENCY_TOLERANCE = 0.005;
-
-/** The tail re-pack pools at most this many of the last claims of a run … */
-const REPACK_TAIL = 3;
-/** … and verifies at most this many candidate type pairs, cheapest first, by placing the pods. */
-const REPACK_TRIES = 32;
-
-/** The merge pass pairs at most this many of the cheapest claims. */
-const MERGE_CANDIDATES = 48;
-
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
 
-const NO_POOLS_REASON = 'no NodePools: add a NodePool (karpenter.sh/v1) whose requirements and taints allow this pod';
-
-// ---------------------------------------------------------------------------------------------
+export type { PackingOrder } from './packing/state';
 
 export class Packer {
   private readonly dims = new Dims();
   private readonly pools: PoolState[] = [];
-  private readonly typeKeys = new Set<string>();
-  private readonly groups: Group[] = [];
-  private readonly groupByKey = new Map<string, Group>();
-  private readonly existing: NodeState[] = [];
-  private readonly claims: NodeState[] = [];
-  private readonly reqsIds = new Map<string, number>();
-  private readonly reqsById: Requirements[] = [];
-  private readonly mergeMemo = new Map<string, { id: number; conflict?: Requirement } | null>();
-  private readonly daemonSets: { pod: Pod; reqs: Requirements; req: Float64Array }[] = [];
+  private readonly existing: ExistingState[] = [];
+  private readonly claims: ClaimState[] = [];
   private classes: PodClass[] = [];
-  private variantCount = 0;
-  private readonly demandMemo = new Map<string, Float64Array>();
-  private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
 
-  constructor(private readonly input: SchedulingInput) {}
+  private readonly catalog: TypeCatalog;
+  private readonly terms = new PodTerms();
+  private readonly targets: TopologyTargets;
+  private readonly opening: ClaimOpening;
+  private readonly karpenterOrder: KarpenterOrder;
+
+  constructor(
+    private readonly input: SchedulingInput,
+    private readonly order: PackingOrder = 'priced',
+    /** Priced order: pods that need a node each first, their claims sized as a share (see forcedShareCap). */
+    private readonly shareForcedNodes = true,
+  ) {
+    this.catalog = new TypeCatalog(input, this.dims);
+    this.targets = new TopologyTargets(this.catalog, this.pools, this.existing);
+    this.opening = new ClaimOpening({
+      catalog: this.catalog,
+      dims: this.dims,
+      pools: this.pools,
+      claims: this.claims,
+      groups: this.terms.groups,
+      order,
+      shareForcedNodes,
+      classes: () => this.classes,
+      variant: (cls, level) => this.terms.variant(cls, level),
+    });
+    this.karpenterOrder = new KarpenterOrder({
+      catalog: this.catalog,
+      existing: this.existing,
+      opening: this.opening,
+      targets: this.targets,
+      canTakeClaim: (v, node, podReqs, podReqsId, want) => this.canTakeClaim(v, node, podReqs, podReqsId, want),
+      canTakeExisting: (v, node, podReqs, targets, want) => this.canTakeExisting(v, node, podReqs, targets, want),
+      commit: (v, node, pods, start, fit) => this.commit(v, node, pods, start, fit),
+    });
+  }
+
+  /** Whether this solve placed pods that need a node each first (a plan without it may be cheaper). */
+  get sharedForcedNodes(): boolean {
+    return this.opening.sharedForcedNodes;
+  }
 
   solve(): SchedulingResult {
     this.prepare();
     const failedByClass = new Map<PodClass, { cls: PodClass; pods: Pod[]; variant: Variant }>();
-    for (const group of this.signatureGroups()) {
+    const groups =
+      this.order === 'karpenter'
+        ? this.classes.map((cls) => [cls])
+        : this.shareForcedNodes
+          ? this.repellingFirst(this.signatureGroups())
+          : this.signatureGroups();
+    for (const group of groups) {
       // Classes that differ only in their requests are packed in interleaved rounds, so every node
       // receives the group's mix (cpu-heavy and memory-heavy pods together) instead of one shape
       // exhausting one resource while stranding the other.
@@ -299,16 +150,25 @@ export class Packer {
     const unschedulable: UnschedulablePod[] = [];
     for (const f of failed) {
       if (f.pods.length === 0) continue;
-      const reasons = this.reasons(f.variant);
+      const reasons = unschedulableReasons(this.catalog, this.pools, this.existing.length > 0, f.variant);
       for (const pod of f.pods) unschedulable.push({ pod, reasons });
     }
     const order = new Map(this.input.pods.map((p, i) => [p, i]));
     unschedulable.sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
-    this.repackTails();
-    this.fillSlack();
-    this.mergeClaims();
-    this.rebalance();
-    const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => this.finalize(c));
+    const context: PostPassContext = {
+      catalog: this.catalog,
+      dims: this.dims,
+      claims: this.claims,
+      groups: this.terms.groups,
+      order: this.order,
+      variant: (cls, level) => this.terms.variant(cls, level),
+    };
+    const post = new PostPasses(context);
+    new TailRepack(context).repackTails();
+    post.fillSlack();
+    post.mergeClaims();
+    post.rebalance();
+    const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => finalize(this.catalog, c));
     const existingNodes = this.existing.filter((n) => n.pods.length > 0).map((n) => ({ name: n.name, pods: n.pods }));
     const totalPrice = nodeClaims.reduce((sum, c) => sum + c.offering.price, 0);
     return { nodeClaims, existingNodes, unschedulable, totalPrice };
@@ -347,7 +207,7 @@ export class Packer {
         // matchLabelKeys read the pod's own labels, so such terms cannot be shared between pods.
         let terms = sig.includes('"matchLabelKeys"') ? undefined : bySig.get(sig);
         if (!terms) {
-          terms = this.podTerms(pod);
+          terms = this.terms.podTerms(pod);
           bySig.set(sig, terms);
           for (const t of terms) for (const k of t.selector.keys) selectorKeys.add(k);
         }
@@ -368,13 +228,13 @@ export class Packer {
     // matchLabelKeys (pod-template-hash …) are part of the selector text, so the class key covers them.
     for (const node of input.existingNodes ?? []) {
       for (const pod of node.pods)
-        for (const t of this.podTerms(pod)) for (const k of t.selector.keys) selectorKeys.add(k);
+        for (const t of this.terms.podTerms(pod)) for (const k of t.selector.keys) selectorKeys.add(k);
     }
 
-    this.daemonSets.push(
+    this.catalog.daemonSets.push(
       ...(input.daemonSets ?? []).map((pod, i) => {
         const req = { ...dsReqs[i]! };
-        return { pod, reqs: this.podBaseRequirements(pod, 0), req: dims.vector(req) };
+        return { pod, reqs: this.terms.podBaseRequirements(pod, 0), req: dims.vector(req) };
       }),
     );
 
@@ -383,8 +243,8 @@ export class Packer {
       (a, b) => (b.spec.weight ?? 0) - (a.spec.weight ?? 0) || cmp(a.metadata.name, b.metadata.name),
     );
     for (const it of Object.values(input.instanceTypes).flat())
-      for (const k of Object.keys(it.labels)) this.typeKeys.add(k);
-    for (const [index, pool] of pools.entries()) this.pools.push(this.poolState(pool, index));
+      for (const k of Object.keys(it.labels)) this.catalog.typeKeys.add(k);
+    for (const [index, pool] of pools.entries()) this.pools.push(this.catalog.poolState(pool, index));
 
     // Classes.
     const byKey = new Map<string, PodClass>();
@@ -416,7 +276,7 @@ export class Packer {
           signature: `${namespace}\u0000${info.sig}${labelPart}`,
         };
         byKey.set(key, cls);
-        for (const t of info.terms) this.group(t);
+        for (const t of info.terms) this.terms.group(t);
       }
       cls.pods.push(pod);
     }
@@ -428,33 +288,28 @@ export class Packer {
     );
     for (const node of nodes)
       for (const pod of node.pods)
-        for (const t of this.podTerms(pod)) {
-          if (t.kind === 'antiAffinity' && !this.isPreferred(pod, t)) this.group(t);
+        for (const t of this.terms.podTerms(pod)) {
+          if (t.kind === 'antiAffinity' && !this.terms.isPreferred(pod, t)) this.terms.group(t);
         }
     for (const cls of this.classes) {
-      for (const g of this.groups) {
+      for (const g of this.terms.groups) {
         if (!termMatches(g.term, cls.namespace, cls.labels)) continue;
         cls.matched.push(g);
         if (g.term.kind === 'antiAffinity') cls.inverse.push(g);
       }
     }
     for (const node of nodes) {
-      const state: NodeState = {
+      const state: ExistingState = {
+        kind: 'existing',
         index: this.existing.length,
         name: node.name,
-        existing: node,
         labels: node.labels,
         taints: node.taints,
-        reqs: new Requirements(),
-        reqsId: -1,
-        capPrice: 0,
-        frontier: [],
         alloc: dims.vector({ [PODS]: DEFAULT_MAX_PODS, ...node.allocatable }),
         used: new Float64Array(dims.names.length),
-        ds: new Float64Array(dims.names.length),
         pods: [],
-        counts: new Int32Array(this.groups.length),
-        owners: new Int32Array(this.groups.length),
+        counts: new Int32Array(this.terms.groups.length),
+        owners: new Int32Array(this.terms.groups.length),
         batches: [],
       };
       this.existing.push(state);
@@ -463,12 +318,12 @@ export class Packer {
         for (let r = 0; r < req.length; r++) state.used[r]! += req[r]!;
         const namespace = pod.metadata.namespace ?? 'default';
         const labels = pod.metadata.labels ?? {};
-        for (const g of this.groups) {
+        for (const g of this.terms.groups) {
           if (termMatches(g.term, namespace, labels)) this.count(g, state, 1, podName(pod));
         }
-        for (const t of this.podTerms(pod)) {
-          const g = this.groupByKey.get(t.key);
-          if (g && t.kind === 'antiAffinity' && !this.isPreferred(pod, t)) this.own(g, state, 1, podName(pod));
+        for (const t of this.terms.podTerms(pod)) {
+          const g = this.terms.groupByKey.get(t.key);
+          if (g && t.kind === 'antiAffinity' && !this.terms.isPreferred(pod, t)) this.own(g, state, 1, podName(pod));
         }
       }
     }
@@ -483,6 +338,18 @@ export class Packer {
       else groups.set(cls.signature, [cls]);
     }
     return [...groups.values()];
+  }
+
+  /**
+   * Priced order places the classes that need a node per pod (required hostname anti-affinity on their
+   * own labels) first: those nodes will exist whatever else happens, so the other pods fill them before
+   * any claim of their own is opened (see `forcedShareCap`).
+   */
+  private repellingFirst(groups: PodClass[][]): PodClass[][] {
+    const first = groups.filter((g) => (this.opening.forcedNodes(g[0]!)?.count ?? 0) > 1);
+    if (first.length === 0) return groups;
+    this.opening.sharedForcedNodes = true;
+    return [...first, ...groups.filter((g) => !first.includes(g))];
   }
 
   /** About four rounds per node the group would fill on the most price-efficient instance type. */
@@ -509,9 +376,9 @@ export class Packer {
     let bestCost = Number.POSITIVE_INFINITY;
     const none = new Float64Array(this.dims.names.length);
     for (const pool of this.pools) {
-      const poolId = this.intern(pool.domain);
-      const demand = this.demand(pool, poolId, none);
-      for (const p of this.compatible(pool, poolId)) {
+      const poolId = this.catalog.intern(pool.domain);
+      const demand = this.opening.demand(pool, poolId, none);
+      for (const p of this.catalog.compatible(pool, poolId)) {
         const units = unitsOf(p.t.alloc, none, demand);
         if (units <= 0) continue;
         const cost = p.price / units;
@@ -525,319 +392,17 @@ export class Packer {
     return best;
   }
 
-  private isPreferred(pod: Pod, t: TopologyTerm): boolean {
-    const required = pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
-    return !required.some((r) => affinityTerm(pod, r, 'antiAffinity').key === t.key);
-  }
-
-  private podTerms(pod: Pod): TopologyTerm[] {
-    const a = pod.spec.affinity;
-    const terms: TopologyTerm[] = [];
-    for (const t of a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      terms.push(affinityTerm(pod, t, 'affinity'));
-    }
-    for (const t of a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) {
-      terms.push(affinityTerm(pod, t.podAffinityTerm, 'affinity'));
-    }
-    for (const t of a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      terms.push(affinityTerm(pod, t, 'antiAffinity'));
-    }
-    for (const t of a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []) {
-      terms.push(affinityTerm(pod, t.podAffinityTerm, 'antiAffinity'));
-    }
-    for (const c of pod.spec.topologySpreadConstraints ?? []) terms.push(spreadTerm(pod, c));
-    return terms;
-  }
-
-  private group(term: TopologyTerm): Group {
-    let g = this.groupByKey.get(term.key);
-    if (!g) {
-      g = {
-        id: this.groups.length,
-        term,
-        key: term.topologyKey,
-        host: term.topologyKey === LABEL_HOSTNAME,
-        counts: new Map(),
-        owners: new Map(),
-        nodesWithMatches: [],
-        total: 0,
-      };
-      this.groups.push(g);
-      this.groupByKey.set(term.key, g);
-    }
-    return g;
-  }
-
-  private poolState(pool: NodePool, index: number): PoolState {
-    const { dims } = this;
-    const name = pool.metadata.name;
-    const list = pool.spec.template.spec.requirements.map(requirementFrom);
-    for (const [k, v] of Object.entries(pool.spec.template.metadata?.labels ?? {})) list.push(requirementIn(k, v));
-    list.push(requirementIn(LABEL_NODEPOOL, name));
-    const limit = new Float64Array(dims.names.length).fill(Number.POSITIVE_INFINITY);
-    let nodesLimit = Number.POSITIVE_INFINITY;
-    for (const [resource, quantity] of Object.entries(pool.spec.limits ?? {})) {
-      const value = parseQuantity(quantity);
-      if (resource === 'nodes') nodesLimit = value;
-      else limit[dims.index.get(resource)!] = resource === CPU ? value * 1000 : value;
-    }
-    const used = dims.vector(this.input.nodePoolUsage?.[name]);
-    const remaining = limit.map((l, i) => l - used[i]!);
-    const usedNodes = this.input.nodePoolUsage?.[name]?.nodes ?? 0;
-    const types = (this.input.instanceTypes[name] ?? []).map((it) => this.typeInfo(it));
-    return {
-      index,
-      name,
-      pool,
-      domain: Requirements.from(list),
-      taints: pool.spec.template.spec.taints ?? [],
-      types,
-      remaining,
-      limit,
-      nodesRemaining: nodesLimit - usedNodes,
-      nodesLimit,
-      limited: nodesLimit !== Number.POSITIVE_INFINITY || limit.some((l) => l !== Number.POSITIVE_INFINITY),
-      hasMinValues: pool.spec.template.spec.requirements.some((r) => r.minValues !== undefined),
-      compatMemo: new Map(),
-      frontierMemo: new Map(),
-      capMemo: new Map(),
-      dsMemo: new Map(),
-      describe: describePool(pool.spec.template.spec.requirements),
-    };
-  }
-
-  private typeInfo(it: InstanceType): TypeInfo {
-    let t = this.typeInfoCache.get(it);
-    if (!t) {
-      t = { it, alloc: this.dims.vector(it.allocatable), capacity: this.dims.vector(it.capacity) };
-      this.typeInfoCache.set(it, t);
-    }
-    return t;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Requirements, interned
-
-  private intern(reqs: Requirements): number {
-    const key = reqs.key;
-    let id = this.reqsIds.get(key);
-    if (id === undefined) {
-      id = this.reqsById.length;
-      this.reqsIds.set(key, id);
-      this.reqsById.push(reqs);
-    }
-    return id;
-  }
-
-  private isTypeKey(key: string): boolean {
-    return isWellKnownLabel(key) || this.typeKeys.has(key);
-  }
-
-  /**
-   * Node-side requirements ∩ pod-side. A key the node side does not define and no instance type
-   * provides will be absent on the node, so the pod must accept its absence.
-   */
-  private merge(nodeId: number, pod: Requirements, podId: number): { id: number; conflict?: Requirement } | null {
-    const memoKey = `${nodeId}:${podId}`;
-    const hit = this.mergeMemo.get(memoKey);
-    if (hit !== undefined) return hit;
-    const node = this.reqsById[nodeId]!;
-    const map = new Map(node.byKey);
-    let result: { id: number; conflict?: Requirement } | null = null;
-    let conflict: Requirement | undefined;
-    for (const r of pod.byKey.values()) {
-      const base = map.get(r.key) ?? (this.isTypeKey(r.key) ? undefined : doesNotExist(r.key));
-      const next = base ? intersect(base, r) : r;
-      if (isEmpty(next)) {
-        conflict = r;
-        break;
-      }
-      map.set(r.key, next);
-    }
-    result = conflict ? { id: -1, conflict } : { id: this.intern(new Requirements(map)) };
-    this.mergeMemo.set(memoKey, result);
-    return result;
-  }
-
-  /** Instance types of the pool compatible with the requirements, with their cheapest offering. */
-  private compatible(pool: PoolState, reqsId: number): PricedType[] {
-    let list = pool.compatMemo.get(reqsId);
-    if (list) return list;
-    const reqs = this.reqsById[reqsId]!;
-    const zone = reqs.get(LABEL_ZONE);
-    const zoneId = reqs.get(LABEL_ZONE_ID);
-    const ct = reqs.get(LABEL_CAPACITY_TYPE);
-    const labelReqs = [...reqs.byKey.values()].filter(
-      (r) =>
-        r.key !== LABEL_ZONE &&
-        r.key !== LABEL_ZONE_ID &&
-        r.key !== LABEL_CAPACITY_TYPE &&
-        r.key !== LABEL_HOSTNAME &&
-        r.key !== LABEL_NODEPOOL &&
-        this.isTypeKey(r.key),
-    );
-    list = [];
-    for (const t of pool.types) {
-      if (!labelReqs.every((r) => allows(r, t.it.labels[r.key]))) continue;
-      let best: Offering | undefined;
-      for (const o of t.it.offerings) {
-        if (!o.available) continue;
-        if (zone && !allows(zone, o.zone)) continue;
-        if (ct && !allows(ct, o.capacityType)) continue;
-        if (zoneId && !allows(zoneId, o.zoneID)) continue;
-        if (!best || o.price < best.price || (o.price === best.price && preferredOffering(o, best))) best = o;
-      }
-      if (best) list.push({ t, price: best.price, offering: best });
-    }
-    list.sort((a, b) => a.price - b.price || cmp(a.t.it.name, b.t.it.name));
-    pool.compatMemo.set(reqsId, list);
-    return list;
-  }
-
-  /** DaemonSet pods that would run on a node of these requirements (tolerate the taints, match). */
-  private daemonOverhead(pool: PoolState, reqsId: number): Float64Array {
-    let v = pool.dsMemo.get(reqsId);
-    if (v) return v;
-    v = new Float64Array(this.dims.names.length);
-    for (const ds of this.daemonSets) {
-      if (untoleratedTaint(ds.pod.spec.tolerations, pool.taints, false)) continue;
-      const merged = this.merge(reqsId, ds.reqs, this.intern(ds.reqs));
-      if (!merged || merged.conflict) continue;
-      if (this.compatible(pool, merged.id).length === 0) continue;
-      for (let r = 0; r < v.length; r++) v[r]! += ds.req[r]!;
-    }
-    pool.dsMemo.set(reqsId, v);
-    return v;
-  }
-
-  /**
-   * Non-dominated types (on every resource) among the compatible ones priced ≤ cap. Under NodePool
-   * limits only types within what the claim was charged count: they are filtered before dominance
-   * pruning, so a larger type beyond the charge cannot hide a smaller one within it.
-   */
-  private frontier(pool: PoolState, reqsId: number, capPrice: number, charged?: Float64Array): TypeInfo[] {
-    const key = charged ? `${reqsId}:${capPrice}:${charged.join(',')}` : `${reqsId}:${capPrice}`;
-    let f = pool.frontierMemo.get(key);
-    if (f) return f;
-    f = [];
-    for (const p of this.compatible(pool, reqsId)) {
-      if (p.price > capPrice) break;
-      if (charged && exceedsCharged(p.t.capacity, charged, pool.limit) >= 0) continue;
-      const a = p.t.alloc;
-      if (f.some((q) => dominates(q.alloc, a))) continue;
-      f = f.filter((q) => !dominates(a, q.alloc));
-      f.push(p.t);
-    }
-    pool.frontierMemo.set(key, f);
-    return f;
-  }
-
   // -------------------------------------------------------------------------------------------
   // Classes and relaxation
 
-  private podBaseRequirements(pod: Pod, termIndex: number): Requirements {
-    const list: Requirement[] = Object.entries(pod.spec.nodeSelector ?? {}).map(([k, v]) => requirementIn(k, v));
-    const terms =
-      pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-    const term = terms[termIndex];
-    for (const e of term?.matchExpressions ?? []) list.push(requirementFrom(e));
-    return Requirements.from(list);
-  }
-
-  private variant(cls: PodClass, level: number): Variant | undefined {
-    if (cls.variants[level]) return cls.variants[level];
-    const spec = cls.spec;
-    const a = spec.affinity;
-    const terms = a?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
-    const prefNode = sortByWeight(a?.nodeAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
-    const prefAff = sortByWeight(a?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
-    const prefAnti = sortByWeight(a?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? []);
-    const spreads = spec.topologySpreadConstraints ?? [];
-    const soft = spreads.filter((s) => s.whenUnsatisfiable === 'ScheduleAnyway');
-    let relaxation: string | undefined;
-    let state: RelaxState;
-    if (level === 0) {
-      state = { term: 0, prefAffinity: 0, prefAnti: 0, prefNode: 0, softSpread: 0, tolerateSoft: false };
-    } else {
-      const prev = cls.relax!;
-      state = { ...prev };
-      if (state.term < terms.length - 1) {
-        state.term++;
-        relaxation = 'dropped a required node affinity term';
-      } else if (state.prefAffinity < prefAff.length) {
-        state.prefAffinity++;
-        relaxation = 'dropped a preferred pod affinity term';
-      } else if (state.prefAnti < prefAnti.length) {
-        state.prefAnti++;
-        relaxation = 'dropped a preferred pod anti-affinity term';
-      } else if (state.prefNode < prefNode.length) {
-        state.prefNode++;
-        relaxation = 'dropped a preferred node affinity term';
-      } else if (state.softSpread < soft.length) {
-        state.softSpread++;
-        relaxation = 'dropped a ScheduleAnyway topology spread';
-      } else if (!state.tolerateSoft) {
-        state.tolerateSoft = true;
-        relaxation = 'tolerated PreferNoSchedule taints';
-      } else return undefined;
-    }
-    cls.relax = state;
-    let reqs = this.podBaseRequirements(cls.first, state.term);
-    const preferred = prefNode[state.prefNode];
-    for (const e of preferred?.preference.matchExpressions ?? []) reqs = reqs.add(requirementFrom(e));
-    const own: OwnTerm[] = [];
-    const ownedAnti: Group[] = [];
-    const pod = cls.first;
-    const addOwn = (t: TopologyTerm, maxSkew = 0, minDomains = 0) => {
-      const group = this.group(t);
-      const self = termMatches(t, cls.namespace, cls.labels);
-      own.push({ group, kind: t.kind, maxSkew, minDomains, self });
-      return group;
-    };
-    for (const t of a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      addOwn(affinityTerm(pod, t, 'affinity'));
-    }
-    for (const t of prefAff.slice(state.prefAffinity)) addOwn(affinityTerm(pod, t.podAffinityTerm, 'affinity'));
-    for (const t of a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      ownedAnti.push(addOwn(affinityTerm(pod, t, 'antiAffinity')));
-    }
-    for (const t of prefAnti.slice(state.prefAnti)) addOwn(affinityTerm(pod, t.podAffinityTerm, 'antiAffinity'));
-    const softKept = new Set(soft.slice(state.softSpread));
-    for (const c of spreads) {
-      if (c.whenUnsatisfiable === 'ScheduleAnyway' && !softKept.has(c)) continue;
-      addOwn(spreadTerm(pod, c), c.maxSkew, c.minDomains ?? 0);
-    }
-    const pinKeys = new Set<string>();
-    for (const o of own) if (!o.group.host) pinKeys.add(o.group.key);
-    for (const g of cls.matched) if (!g.host) pinKeys.add(g.key);
-    const v: Variant = {
-      id: this.variantCount++,
-      cls,
-      reqs,
-      tolerateSoft: state.tolerateSoft,
-      own,
-      ownedAnti,
-      pinKeys: [...pinKeys].sort(),
-      hostAffinity: own.find((o) => o.kind === 'affinity' && o.group.host),
-      staticFits: [],
-      domains: new Map(),
-      cursors: new Map(),
-      targetReqs: new Map(),
-      poolReasons: [],
-      relaxation,
-    };
-    cls.variants[level] = v;
-    return v;
-  }
-
   private placeClass(cls: PodClass, pods: Pod[]): { pods: Pod[]; variant: Variant } {
     let level = 0;
-    let variant = this.variant(cls, 0)!;
+    let variant = this.terms.variant(cls, 0)!;
     let remaining = pods;
     for (;;) {
       remaining = this.placeRun(variant, remaining);
       if (remaining.length === 0) break;
-      const next = this.variant(cls, level + 1);
+      const next = this.terms.variant(cls, level + 1);
       if (!next) break;
       variant = next;
       level++;
@@ -846,253 +411,11 @@ export class Packer {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Static fit of a variant to a pool (cached), with the reason a person can act on
-
-  private staticFit(v: Variant, pool: PoolState): StaticFit {
-    let fit = v.staticFits[pool.index];
-    if (fit) return fit;
-    fit = this.computeStaticFit(v, pool);
-    v.staticFits[pool.index] = fit;
-    return fit;
-  }
-
-  private computeStaticFit(v: Variant, pool: PoolState): StaticFit {
-    const prefix = `NodePool ${pool.name}: `;
-    const taint = untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft);
-    if (taint) return { reason: `${prefix}taint ${formatTaint(taint)} not tolerated` };
-    const poolId = this.intern(pool.domain);
-    const merged = this.merge(poolId, v.reqs, this.intern(v.reqs))!;
-    if (merged.conflict) {
-      const r = merged.conflict;
-      const own = pool.domain.get(r.key);
-      const allowsText = own
-        ? `allows ${describeRequirement(own)}`
-        : `label ${r.key} is not set by NodePool ${pool.name} or its instance types`;
-      return { reason: `${prefix}requirement ${describeRequirement(r)} conflicts with NodePool (${allowsText})` };
-    }
-    const compat = this.compatible(pool, merged.id);
-    if (compat.length === 0) return { reason: prefix + this.explainNoType(v, pool, poolId) };
-    const ds = this.daemonOverhead(pool, merged.id);
-    const req = v.cls.req;
-    if (!compat.some((p) => fitsOne(p.t.alloc, ds, req))) {
-      return { reason: prefix + this.explainNoFit(v, pool, compat, ds) };
-    }
-    return { reqs: this.reqsById[merged.id]!, reqsId: merged.id };
-  }
-
-  private explainNoType(v: Variant, pool: PoolState, poolId: number): string {
-    const base = this.compatible(pool, poolId);
-    if (pool.types.length === 0) return 'has no instance types (check its EC2NodeClass)';
-    if (base.length === 0) return 'no instance type matches the NodePool requirements or has an available offering';
-    for (const r of v.reqs.byKey.values()) {
-      if (!this.isTypeKey(r.key) || r.key === LABEL_HOSTNAME) continue;
-      const values = new Set<string>();
-      for (const p of base) {
-        if (r.key === LABEL_ZONE || r.key === LABEL_CAPACITY_TYPE || r.key === LABEL_ZONE_ID) {
-          for (const o of p.t.it.offerings) {
-            if (!o.available) continue;
-            const value = r.key === LABEL_ZONE ? o.zone : r.key === LABEL_CAPACITY_TYPE ? o.capacityType : o.zoneID;
-            if (value !== undefined) values.add(value);
-          }
-        } else {
-          const value = p.t.it.labels[r.key];
-          if (value !== undefined) values.add(value);
-        }
-      }
-      if (![...values].some((value) => allows(r, value)) && !(r.absent && values.size < base.length)) {
-        const shown = [...values].sort(cmpNatural);
-        const list = shown.length > 12 ? `${shown.slice(0, 12).join(', ')}, …` : shown.join(', ');
-        return `requirement ${describeRequirement(r)} conflicts with NodePool (allows ${list || 'no value'})`;
-      }
-    }
-    return `no instance type satisfies ${[...v.reqs.byKey.values()].map(describeRequirement).join(', ')} together with the NodePool (${pool.describe || 'no requirements'})`;
-  }
-
-  private explainNoFit(v: Variant, pool: PoolState, compat: PricedType[], ds: Float64Array): string {
-    const req = v.cls.req;
-    const names = this.dims.names;
-    const withDs = ds.some((x, i) => x > 0 && req[i]! > 0) ? ' plus DaemonSet overhead' : '';
-    for (let r = 0; r < req.length; r++) {
-      if (req[r]! <= 0) continue;
-      let largest = 0;
-      for (const p of compat) largest = Math.max(largest, p.t.alloc[r]! - ds[r]!);
-      if (largest < req[r]!) {
-        const name = names[r]!;
-        const scope = pool.describe ? `, ${pool.describe}` : '';
-        if (largest <= 0) return `no instance type has ${name}${scope ? ` (${scope.slice(2)})` : ''}`;
-        return `no instance type has ${formatAmount(name, req[r]!)} allocatable${withDs} (largest allowed: ${formatAmount(name, largest).replace(` ${name}`, '')}${scope})`;
-      }
-    }
-    const wanted = [];
-    for (let r = 0; r < req.length; r++)
-      if (req[r]! > 0 && names[r] !== PODS) wanted.push(formatAmount(names[r]!, req[r]!));
-    return `no instance type has ${wanted.join(' and ')} allocatable at once${withDs}${pool.describe ? ` (${pool.describe})` : ''}`;
-  }
-
-  private reasons(v: Variant): string[] {
-    if (this.pools.length === 0 && this.existing.length === 0) return [NO_POOLS_REASON];
-    const out: string[] = [];
-    for (const pool of this.pools) {
-      const fit = this.staticFit(v, pool);
-      if (fit.reason) out.push(fit.reason);
-      else if (v.poolReasons[pool.index]) out.push(v.poolReasons[pool.index]!);
-      else if (v.topologyReason) out.push(`NodePool ${pool.name}: ${v.topologyReason}`);
-      else out.push(`NodePool ${pool.name}: no capacity left for this pod`);
-    }
-    if (this.pools.length === 0) out.push(NO_POOLS_REASON);
-    if (v.topologyReason && this.pools.length === 0) out.push(v.topologyReason);
-    return out;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Topology: domains and target selection
-
-  private readonly domainsMemo = new Map<string, string[]>();
-
-  private domainsFor(v: Variant, key: string): string[] {
-    let d = v.domains.get(key);
-    if (d) return d;
-    // Variants with the same node selection and tolerations share their domains.
-    const shared = `${this.intern(v.reqs)}|${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}|${key}`;
-    d = this.domainsMemo.get(shared);
-    if (d) {
-      v.domains.set(key, d);
-      return d;
-    }
-    const values = new Set<string>();
-    // Domains follow node selection and taints only, never the pod's size (nodeAffinityPolicy Honor).
-    const podId = this.intern(v.reqs);
-    for (const pool of this.pools) {
-      if (untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft)) continue;
-      const merged = this.merge(this.intern(pool.domain), v.reqs, podId);
-      if (!merged || merged.conflict) continue;
-      for (const value of this.poolDomains(pool, merged.id, key)) values.add(value);
-    }
-    for (const n of this.existing) {
-      const value = n.labels![key];
-      if (value === undefined || !v.reqs.matchesLabels(n.labels!)) continue;
-      if (untoleratedTaint(v.cls.spec.tolerations, n.taints!, v.tolerateSoft)) continue;
-      values.add(value);
-    }
-    d = [...values].sort(cmp);
-    v.domains.set(key, d);
-    this.domainsMemo.set(shared, d);
-    return d;
-  }
-
-  private readonly poolDomainMemo = new Map<string, Set<string>>();
-
-  /** Values of `key` that a claim of the pool with these requirements could get. */
-  private poolDomains(pool: PoolState, reqsId: number, key: string): Set<string> {
-    const memoKey = `${pool.index}:${reqsId}:${key}`;
-    let values = this.poolDomainMemo.get(memoKey);
-    if (values) return values;
-    values = new Set<string>();
-    this.poolDomainMemo.set(memoKey, values);
-    {
-      const own = this.reqsById[reqsId]!.get(key);
-      for (const p of this.compatible(pool, reqsId)) {
-        if (key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE || key === LABEL_ZONE_ID) {
-          for (const o of p.t.it.offerings) {
-            if (!o.available) continue;
-            const value = key === LABEL_ZONE ? o.zone : key === LABEL_CAPACITY_TYPE ? o.capacityType : o.zoneID;
-            if (value !== undefined && (!own || allows(own, value))) values.add(value);
-          }
-        } else if (this.isTypeKey(key)) {
-          const value = p.t.it.labels[key];
-          if (value !== undefined) values.add(value);
-        } else if (own && !own.complement) {
-          for (const value of own.values) values.add(value);
-        }
-      }
-    }
-    return values;
-  }
-
-  /** The domain of `key` to place the next batch in, and how many pods it may take. */
-  private chooseTarget(
-    v: Variant,
-    key: string,
-    blocked: Set<string> | undefined,
-  ): { value: string; budget: number } | { reason: string } {
-    const domains = this.domainsFor(v, key);
-    const own = v.own.filter((o) => o.group.key === key);
-    const inverse = v.cls.inverse.filter((g) => g.key === key);
-    let best: string | undefined;
-    let bestScore = Number.POSITIVE_INFINITY;
-    let bestBudget = 0;
-    let reason: string | undefined;
-    for (const d of domains) {
-      if (blocked?.has(d)) continue;
-      let budget = Number.POSITIVE_INFINITY;
-      let score = 0;
-      let ok = true;
-      for (const o of own) {
-        const g = o.group;
-        const c = g.counts.get(d) ?? 0;
-        if (o.kind === 'antiAffinity') {
-          if (c > 0) {
-            ok = false;
-            reason ??= `${describeTerm(g.term)}: every allowed ${key} already has a matching pod (e.g. ${g.example})`;
-            break;
-          }
-          if (o.self) budget = Math.min(budget, 1);
-        } else if (o.kind === 'affinity') {
-          if (c === 0 && !(g.total === 0 && o.self)) {
-            ok = false;
-            reason ??=
-              g.total === 0
-                ? `${describeTerm(g.term)}: no pod matches the selector`
-                : `${describeTerm(g.term)}: the ${key} with matching pods cannot take it`;
-            break;
-          }
-          score -= c;
-        } else {
-          let min = Number.POSITIVE_INFINITY;
-          for (const x of domains) min = Math.min(min, g.counts.get(x) ?? 0);
-          if (domains.length < o.minDomains) min = 0;
-          const allowance = o.self ? min + o.maxSkew - c : c - min <= o.maxSkew ? Number.POSITIVE_INFINITY : 0;
-          if (allowance <= 0) {
-            ok = false;
-            reason ??= `${describeTerm(g.term)} with maxSkew ${o.maxSkew}: ${key} ${d} would exceed the skew and the other ${key}s cannot take the pod`;
-            break;
-          }
-          budget = Math.min(budget, allowance);
-          score += c;
-        }
-      }
-      if (!ok) continue;
-      for (const g of inverse) {
-        if ((g.owners.get(d) ?? 0) > 0) {
-          ok = false;
-          reason ??= `${describeTerm(g.term)} of pod ${g.ownerExample} repels it from ${key} ${d}`;
-          break;
-        }
-      }
-      if (!ok) continue;
-      if (own.length === 0) for (const g of v.cls.matched) if (g.key === key) score += g.counts.get(d) ?? 0;
-      if (score < bestScore) {
-        best = d;
-        bestScore = score;
-        bestBudget = budget;
-      }
-    }
-    if (best === undefined) {
-      return {
-        reason:
-          reason ??
-          (domains.length === 0
-            ? `no ${key} is reachable for this pod`
-            : `no ${key} can take it (${domains.join(', ')})`),
-      };
-    }
-    return { value: best, budget: bestBudget };
-  }
-
-  // -------------------------------------------------------------------------------------------
   // Placement
 
   private placeRun(v: Variant, pods: Pod[]): Pod[] {
+    if (this.order === 'karpenter' && v.pinKeys.length === 1 && !v.hostAffinity)
+      return this.karpenterOrder.placeRunClaimFirst(v, pods);
     let i = 0;
     const blocked = new Map<string, Set<string>>();
     v.topologyReason = undefined;
@@ -1100,7 +423,7 @@ export class Packer {
       const targets: [string, string][] = [];
       let budget = pods.length - i;
       for (const key of v.pinKeys) {
-        const choice = this.chooseTarget(v, key, blocked.get(key));
+        const choice = this.targets.chooseTarget(v, key, blocked.get(key));
         if ('reason' in choice) {
           v.topologyReason = choice.reason;
           return pods.slice(i);
@@ -1131,7 +454,7 @@ export class Packer {
     if (!memo) {
       let reqs = v.reqs;
       for (const [k, val] of targets) reqs = reqs.add(requirementIn(k, val));
-      memo = { reqs, id: this.intern(reqs) };
+      memo = { reqs, id: this.catalog.intern(reqs) };
       v.targetReqs.set(targetsKey, memo);
     }
     const podReqs = memo.reqs;
@@ -1142,9 +465,10 @@ export class Packer {
       // Pod affinity on hostname: only nodes that already run a matching pod qualify, and that set grows.
       for (const node of [...host.group.nodesWithMatches]) {
         if (placed >= want) break;
-        const fit = node.existing
-          ? { n: this.canTakeExisting(v, node, podReqs, targets, want - placed) }
-          : this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
+        const fit =
+          node.kind === 'existing'
+            ? { n: this.canTakeExisting(v, node, podReqs, targets, want - placed) }
+            : this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
         if (fit.n > 0) {
           this.commit(v, node, pods, start + placed, fit);
           placed += fit.n;
@@ -1168,6 +492,11 @@ export class Packer {
         if (placed < want) cursor.e++;
       } else cursor.e++;
     }
+    if (this.order === 'karpenter')
+      return (
+        placed +
+        this.karpenterOrder.placeEmptiestFirst(v, pods, start + placed, want - placed, targetsKey, podReqs, podReqsId)
+      );
     while (cursor.c < this.claims.length && placed < want) {
       const node = this.claims[cursor.c]!;
       const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
@@ -1179,11 +508,11 @@ export class Packer {
     }
     if (host && host.group.total === 0 && !host.self) return placed;
     while (placed < want) {
-      const node = this.openClaim(v, podReqs, podReqsId);
+      const node = this.opening.openClaim(v, podReqs, podReqsId);
       if (!node) break;
       const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
       if (fit.n === 0) {
-        this.discardClaim(node);
+        this.opening.discardClaim(node);
         break;
       }
       this.commit(v, node, pods, start + placed, fit);
@@ -1193,56 +522,46 @@ export class Packer {
     return placed;
   }
 
-  /** How many pods of the class a host can take by its hostname topology (spread, (anti-)affinity). */
-  private hostRoom(v: Variant, node: NodeState, want: number): number {
-    let room = want;
-    for (const o of v.own) {
-      if (!o.group.host) continue;
-      const c = node.counts[o.group.id]!;
-      if (o.kind === 'antiAffinity') {
-        if (c > 0) return 0;
-        if (o.self) room = Math.min(room, 1);
-      } else if (o.kind === 'spread') {
-        if (o.self) room = Math.min(room, o.maxSkew - c);
-        else if (c > o.maxSkew) return 0;
-      } else if (c === 0 && !(o.group.total === 0 && o.self)) return 0;
-    }
-    for (const g of v.cls.inverse) if (g.host && node.owners[g.id]! > 0) return 0;
-    return Math.max(room, 0);
-  }
-
   private canTakeExisting(
     v: Variant,
-    node: NodeState,
+    node: ExistingState,
     podReqs: Requirements,
     targets: [string, string][],
     want: number,
   ): number {
-    const labels = node.labels!;
+    const labels = node.labels;
     for (const [k, val] of targets) if (labels[k] !== val) return 0;
-    if (untoleratedTaint(v.cls.spec.tolerations, node.taints!, v.tolerateSoft)) return 0;
+    if (untoleratedTaint(v.cls.spec.tolerations, node.taints, v.tolerateSoft)) return 0;
     if (!podReqs.matchesLabels(labels)) return 0;
-    const room = this.hostRoom(v, node, want);
+    const room = hostRoom(v, node, want);
     if (room === 0) return 0;
-    return Math.min(room, roomIn(node.alloc!, node.used, v.cls.req));
+    return Math.min(room, roomIn(node.alloc, node.used, v.cls.req));
   }
 
   /** How many pods of the class a planned claim takes, and the requirements, types and cap it narrows to. */
-  private canTakeClaim(v: Variant, node: NodeState, podReqs: Requirements, podReqsId: number, want: number): Fit {
+  private canTakeClaim(v: Variant, node: ClaimState, podReqs: Requirements, podReqsId: number, want: number): Fit {
     const none = { n: 0 };
-    const pool = node.pool!;
-    if (this.staticFit(v, pool).reason) return none;
-    const merged = this.merge(node.reqsId, podReqs, podReqsId)!;
+    const pool = node.pool;
+    if (staticFit(this.catalog, v, pool).reason) return none;
+    const merged = this.catalog.merge(node.reqsId, podReqs, podReqsId)!;
     if (merged.conflict) return none;
-    const room = this.hostRoom(v, node, want);
+    const room = hostRoom(v, node, want);
     if (room === 0) return none;
     let frontier = node.frontier;
     let capPrice = node.capPrice;
     if (merged.id !== node.reqsId) {
       // The pod narrows the claim (another family, an arch): its cap was chosen among types it may no
       // longer use, so it is chosen again among those it may, never below what it was.
-      if (!pool.hasMinValues) capPrice = Math.max(capPrice, this.narrowedCap(pool, merged.id, node, v.cls.req));
-      frontier = this.frontier(pool, merged.id, capPrice, node.charged).filter((t) => fitsUsed(t.alloc, node.used));
+      if (!pool.hasMinValues) {
+        // A claim sized as a share of a forced node keeps being sized so: the pods that narrow it (a zone
+        // pin, a family) are the pods the share was made for.
+        const narrowed = this.opening.narrowedCap(pool, merged.id, node, v.cls.req);
+        const share = node.forcedBy ? this.opening.forcedShareCap(node.forcedBy, pool, merged.id, node.ds) : undefined;
+        capPrice = Math.max(capPrice, Math.min(share ?? narrowed, narrowed));
+      }
+      frontier = this.catalog
+        .frontier(pool, merged.id, capPrice, node.charged)
+        .filter((t) => fitsUsed(t.alloc, node.used));
       if (frontier.length === 0) return none;
     }
     const req = v.cls.req;
@@ -1252,48 +571,8 @@ export class Packer {
       if (n > best) best = n;
     }
     let n = Math.min(room, best);
-    if (n > 0 && pool.hasMinValues) n = this.limitByMinValues(pool, merged.id, node, req, n);
+    if (n > 0 && pool.hasMinValues) n = this.opening.limitByMinValues(pool, merged.id, node, req, n);
     return n > 0 ? { n, claim: { reqsId: merged.id, frontier, capPrice } } : none;
-  }
-
-  /** The price of the most price-efficient type for the claim's pods under narrowed requirements. */
-  private narrowedCap(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array): number {
-    const key = `${reqsId}:${node.ds.join(',')}:${req.join(',')}`;
-    let cap = pool.capMemo.get(key);
-    if (cap !== undefined) return cap;
-    const demand = this.demand(pool, reqsId, req);
-    let bestCost = Number.POSITIVE_INFINITY;
-    const candidates: { price: number; cost: number }[] = [];
-    for (const p of this.compatible(pool, reqsId)) {
-      if (!fitsOne(p.t.alloc, node.ds, req)) continue;
-      const units = unitsOf(p.t.alloc, node.ds, demand);
-      const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
-      candidates.push({ price: p.price, cost });
-      if (cost < bestCost) bestCost = cost;
-    }
-    cap = bestCost === Number.POSITIVE_INFINITY ? (candidates[0]?.price ?? 0) : 0;
-    for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) cap = Math.max(cap, c.price);
-    pool.capMemo.set(key, cap);
-    return cap;
-  }
-
-  private limitByMinValues(pool: PoolState, reqsId: number, node: NodeState, req: Float64Array, n: number): number {
-    const ok = (k: number) => {
-      const used = node.used.map((u, r) => u + k * req[r]!);
-      const types = this.compatible(pool, reqsId)
-        .filter((p) => p.price <= node.capPrice && fitsUsed(p.t.alloc, used))
-        .map((p) => p.t.it);
-      return satisfiesMinValues(this.reqsById[reqsId]!, types);
-    };
-    if (ok(n)) return n;
-    let lo = 0;
-    let hi = n;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >> 1;
-      if (ok(mid)) lo = mid;
-      else hi = mid;
-    }
-    return lo;
   }
 
   private commit(v: Variant, node: NodeState, pods: Pod[], start: number, fit: Fit): void {
@@ -1302,9 +581,9 @@ export class Packer {
     node.batches.push({ cls: v.cls, n });
     const req = v.cls.req;
     for (let r = 0; r < req.length; r++) node.used[r]! += n * req[r]!;
-    if (claim) {
+    if (claim && node.kind === 'claim') {
       node.reqsId = claim.reqsId;
-      node.reqs = this.reqsById[claim.reqsId]!;
+      node.reqs = this.catalog.reqsById[claim.reqsId]!;
       node.frontier = claim.frontier.filter((t) => fitsUsed(t.alloc, node.used));
       node.capPrice = claim.capPrice;
     }
@@ -1313,20 +592,13 @@ export class Packer {
     for (const g of v.ownedAnti) this.own(g, node, n, example);
   }
 
-  private domainOf(node: NodeState, key: string): string | undefined {
-    if (node.existing) return node.labels![key];
-    const r = node.reqs.get(key);
-    if (r && !r.complement && r.values.size === 1) for (const value of r.values) return value;
-    return undefined;
-  }
-
   private count(g: Group, node: NodeState, n: number, example: string): void {
     if (node.counts[g.id] === 0 && g.host) g.nodesWithMatches.push(node);
     node.counts[g.id]! += n;
     g.total += n;
     g.example ??= example;
     if (!g.host) {
-      const d = this.domainOf(node, g.key);
+      const d = domainOf(node, g.key);
       if (d !== undefined) g.counts.set(d, (g.counts.get(d) ?? 0) + n);
     }
   }
@@ -1335,1019 +607,12 @@ export class Packer {
     node.owners[g.id]! += n;
     g.ownerExample ??= example;
     if (!g.host) {
-      const d = this.domainOf(node, g.key);
+      const d = domainOf(node, g.key);
       if (d !== undefined) g.owners.set(d, (g.owners.get(d) ?? 0) + n);
     }
   }
-
-  /** A new claim from the first NodePool (by weight) that can take the pod, or undefined. */
-  private openClaim(v: Variant, podReqs: Requirements, podReqsId: number): NodeState | undefined {
-    const req = v.cls.req;
-    for (const pool of this.pools) {
-      const fit = this.staticFit(v, pool);
-      if (fit.reason) continue;
-      const merged = this.merge(this.intern(pool.domain), podReqs, podReqsId)!;
-      if (merged.conflict) continue;
-      const ds = this.daemonOverhead(pool, merged.id);
-      if (pool.nodesRemaining < 1) {
-        v.poolReasons[pool.index] =
-          `NodePool ${pool.name}: limits exhausted (nodes ${pool.nodesLimit - pool.nodesRemaining} of ${pool.nodesLimit} used)`;
-        continue;
-      }
-      const memoKey = `${pool.index}:${merged.id}:${v.cls.id}`;
-      const memo = this.openMemo.get(memoKey);
-      if (memo && exceeds(memo.charged, pool.remaining) < 0) {
-        // Same choice as last time: everything it may charge still fits the remaining limits.
-        this.claims.push(this.newClaim(pool, merged.id, memo.capPrice, ds, memo.charged));
-        return this.claims[this.claims.length - 1];
-      }
-      let best: PricedType | undefined;
-      let bestCost = Number.POSITIVE_INFINITY;
-      let anyFit = false;
-      let blocker: number | undefined;
-      const candidates: { p: PricedType; cost: number }[] = [];
-      const demand = this.demand(pool, merged.id, req);
-      for (const p of this.compatible(pool, merged.id)) {
-        if (!fitsOne(p.t.alloc, ds, req)) continue;
-        anyFit = true;
-        if (pool.limited) {
-          const over = exceeds(p.t.capacity, pool.remaining);
-          if (over >= 0) {
-            blocker ??= over;
-            continue;
-          }
-        }
-        const units = unitsOf(p.t.alloc, ds, demand);
-        const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
-        candidates.push({ p, cost });
-        if (cost < bestCost) bestCost = cost;
-      }
-      // Among types as price-efficient as the best (linear pricing makes many equal), the largest
-      // packs the pods onto the fewest nodes; the claim still shrinks to what it holds at the end.
-      for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) best = c.p;
-      // No type holds any share of the mix beside the overhead (the mix needs a resource these types
-      // only have for the opening pod): the cheapest that fits the pod.
-      if (bestCost === Number.POSITIVE_INFINITY) best = candidates[0]?.p;
-      if (!best) {
-        if (anyFit && blocker !== undefined) {
-          const name = this.dims.names[blocker]!;
-          const used = pool.limit[blocker]! - pool.remaining[blocker]!;
-          v.poolReasons[pool.index] =
-            `NodePool ${pool.name}: limits exhausted (${name} ${formatLimit(name, used)} of ${formatLimit(name, pool.limit[blocker]!)} used)`;
-        } else if (!anyFit) {
-          v.topologyReason ??= `no instance type of the required ${podReqs
-            .toNodeSelectorRequirements()
-            .map((r) => `${r.key}`)
-            .join(', ')} fits`;
-        }
-        continue;
-      }
-      let capPrice = best.price;
-      if (pool.hasMinValues) capPrice = this.capForMinValues(pool, merged.id, capPrice);
-      // Karpenter's subtractMax: charge the largest capacity the claim may still launch.
-      const charged = new Float64Array(this.dims.names.length);
-      if (pool.limited) {
-        for (const p of this.compatible(pool, merged.id)) {
-          if (p.price > capPrice) break;
-          if (!fitsOne(p.t.alloc, ds, req) || exceeds(p.t.capacity, pool.remaining) >= 0) continue;
-          for (let r = 0; r < charged.length; r++) charged[r] = Math.max(charged[r]!, p.t.capacity[r]!);
-        }
-      }
-      this.openMemo.set(memoKey, { capPrice, charged });
-      const node = this.newClaim(pool, merged.id, capPrice, ds, charged);
-      this.claims.push(node);
-      return node;
-    }
-    return undefined;
-  }
-
-  private readonly openMemo = new Map<string, { capPrice: number; charged: Float64Array }>();
-
-  private newClaim(
-    pool: PoolState,
-    reqsId: number,
-    capPrice: number,
-    ds: Float64Array,
-    charged: Float64Array,
-  ): NodeState {
-    const node: NodeState = {
-      index: this.claims.length,
-      name: `${pool.name}-${this.claims.length}`,
-      pool,
-      reqs: this.reqsById[reqsId]!,
-      reqsId,
-      capPrice,
-      frontier: this.frontier(pool, reqsId, capPrice, pool.limited ? charged : undefined),
-      used: Float64Array.from(ds),
-      ds,
-      pods: [],
-      counts: new Int32Array(this.groups.length),
-      owners: new Int32Array(this.groups.length),
-      batches: [],
-    };
-    if (pool.limited) {
-      for (let r = 0; r < charged.length; r++) pool.remaining[r]! -= charged[r]!;
-      node.charged = charged;
-    }
-    pool.nodesRemaining -= 1;
-    return node;
-  }
-
-  private discardClaim(node: NodeState): void {
-    const pool = node.pool!;
-    if (node.charged) for (let r = 0; r < node.charged.length; r++) pool.remaining[r]! += node.charged[r]!;
-    pool.nodesRemaining += 1;
-    const index = this.claims.lastIndexOf(node);
-    if (index >= 0) this.claims.splice(index, 1);
-  }
-
-  /**
-   * The mean pod of those that may share a claim of this pool with these requirements: the classes the
-   * pool can take at all (taints, requirements, a type they fit on) whose node selection agrees with the
-   * claim's, and which ask for no extended resource (GPUs …) the opening pod does not ask for. A claim
-   * is sized for them: a GPU pod elsewhere in the batch, or a pod that fits no NodePool, says nothing
-   * about how large a CPU claim should be, and a CPU claim will never hold a GPU pod anyway.
-   */
-  private demand(pool: PoolState, reqsId: number, opening: Float64Array): Float64Array {
-    const n = this.dims.names.length;
-    let extended = '';
-    for (let r = 0; r < n; r++) if (r > 2 && opening[r]! > 0) extended += `,${r}`;
-    const key = `${pool.index}:${reqsId}${extended}`;
-    let mean = this.demandMemo.get(key);
-    if (mean) return mean;
-    mean = new Float64Array(n);
-    let count = 0;
-    for (const cls of this.classes) {
-      let foreign = false;
-      for (let r = 3; r < n && !foreign; r++) foreign = cls.req[r]! > 0 && !(opening[r]! > 0);
-      if (foreign) continue;
-      const v = this.variant(cls, 0)!;
-      const fit = this.staticFit(v, pool);
-      if (fit.reason || fit.reqsId === undefined) continue;
-      const merged = this.merge(reqsId, v.reqs, this.intern(v.reqs));
-      if (!merged || merged.conflict) continue;
-      for (let r = 0; r < n; r++) mean[r]! += cls.req[r]! * cls.pods.length;
-      count += cls.pods.length;
-    }
-    if (count > 0) for (let r = 0; r < n; r++) mean[r]! /= count;
-    else mean.set(opening);
-    this.demandMemo.set(key, mean);
-    return mean;
-  }
-
-  private capForMinValues(pool: PoolState, reqsId: number, capPrice: number): number {
-    const list = this.compatible(pool, reqsId);
-    const reqs = this.reqsById[reqsId]!;
-    for (let i = 0; i < list.length; i++) {
-      const price = list[i]!.price;
-      if (price < capPrice) continue;
-      if (
-        satisfiesMinValues(
-          reqs,
-          list.slice(0, i + 1).map((p) => p.t.it),
-        )
-      )
-        return price;
-    }
-    return Number.POSITIVE_INFINITY;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Tail re-pack
-
-  /**
-   * The greedy caps each new claim at the most price-efficient type, so the last claims of a run hold
-   * what was left over, on whatever type fits it. Claims of one NodePool with identical requirements
-   * whose pods carry no topology terms are interchangeable: the last few of each such run are pooled
-   * and re-packed onto one or two claims when that is strictly cheaper, verified by placing every pod.
-   */
-  private repackTails(): void {
-    const runs = new Map<string, NodeState[]>();
-    for (const node of this.claims) {
-      const pool = node.pool!;
-      if (node.pods.length === 0 || pool.hasMinValues || !this.movable(node)) continue;
-      const key = `${pool.index}:${node.reqsId}`;
-      const run = runs.get(key);
-      if (run) run.push(node);
-      else runs.set(key, [node]);
-    }
-    for (const run of runs.values()) {
-      // Never onto more claims than it pools: the greedy's node count stays an upper bound.
-      let done = false;
-      for (let k = Math.min(REPACK_TAIL, run.length); k >= 2 && !done; k--)
-        done = this.repack(run.slice(run.length - k));
-      // Else the last claim alone, onto two cheaper ones when a cheaper pair of types holds it.
-      if (!done) this.repack(run.slice(run.length - 1));
-    }
-  }
-
-  /**
-   * Moving a pod between claims of identical requirements keeps its zone and every label; only its
-   * hostname changes, which matters to no pod here: none has terms of its own, and the pods whose
-   * terms count these pods live on other claims, whose contents do not change.
-   */
-  private movable(node: NodeState): boolean {
-    if (node.reqs.get(LABEL_HOSTNAME)) return false;
-    for (const { cls } of node.batches) {
-      if (cls.movable === undefined) {
-        const a = cls.spec.affinity;
-        const terms = (
-          t:
-            | {
-                requiredDuringSchedulingIgnoredDuringExecution?: unknown[];
-                preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
-              }
-            | undefined,
-        ) =>
-          (t?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) +
-          (t?.preferredDuringSchedulingIgnoredDuringExecution?.length ?? 0);
-        cls.movable =
-          (cls.spec.topologySpreadConstraints?.length ?? 0) === 0 &&
-          terms(a?.podAffinity) === 0 &&
-          terms(a?.podAntiAffinity) === 0;
-      }
-      if (!cls.movable) return false;
-    }
-    return true;
-  }
-
-  private readonly repackTypesMemo = new Map<string, PricedType[]>();
-
-  /** Compatible types no cheaper type beats on every allocatable resource (and, under limits, capacity). */
-  private repackTypes(pool: PoolState, reqsId: number): PricedType[] {
-    const key = `${pool.index}:${reqsId}`;
-    let out = this.repackTypesMemo.get(key);
-    if (out) return out;
-    // Sorted by price, so only an earlier type (or one of equal price) can beat a later one.
-    const beats = (q: PricedType, p: PricedType) =>
-      q.price <= p.price && dominates(q.t.alloc, p.t.alloc) && (!pool.limited || dominates(p.t.capacity, q.t.capacity));
-    out = [];
-    for (const p of this.compatible(pool, reqsId)) {
-      let beaten = false;
-      for (let i = 0; i < out.length && !beaten; i++) beaten = beats(out[i]!, p);
-      if (beaten) continue;
-      while (out.length > 0 && out[out.length - 1]!.price === p.price && beats(p, out[out.length - 1]!)) out.pop();
-      out.push(p);
-    }
-    this.repackTypesMemo.set(key, out);
-    return out;
-  }
-
-  private repack(tail: NodeState[]): boolean {
-    const pool = tail[0]!.pool!;
-    const reqsId = tail[0]!.reqsId;
-    const n = this.dims.names.length;
-    // Overhead as the packer counted it on these claims (never less than the DaemonSets need).
-    const ds = new Float64Array(n);
-    for (const node of tail) for (let r = 0; r < n; r++) ds[r] = Math.max(ds[r]!, node.ds[r]!);
-    // What the tail costs and, under limits, what the result charges it: the largest capacity each
-    // claim lists. The new claims stay within that as well as within the pool's own accounting, so
-    // the re-pack never adds to what the result charges against a limit.
-    let oldCost = 0;
-    const listed = new Float64Array(n);
-    for (const node of tail) {
-      const list = this.finalTypes(node);
-      oldCost += list[0]!.price;
-      if (!pool.limited) continue;
-      for (let r = 0; r < n; r++) {
-        let largest = 0;
-        for (const p of list) largest = Math.max(largest, p.t.capacity[r]!);
-        listed[r]! += largest;
-      }
-    }
-    // The pooled pods by class, largest first by the share of the pooled demand one pod takes.
-    const countOf = new Map<PodClass, number>();
-    const total = new Float64Array(n);
-    for (const node of tail)
-      for (const { cls, n: count } of node.batches) {
-        countOf.set(cls, (countOf.get(cls) ?? 0) + count);
-        for (let r = 0; r < n; r++) total[r]! += count * cls.req[r]!;
-      }
-    const share = (cls: PodClass) => {
-      let s = 0;
-      for (let r = 0; r < n; r++) if (total[r]! > 0) s += cls.req[r]! / total[r]!;
-      return s;
-    };
-    const classes = [...countOf.keys()]
-      .map((cls) => ({ cls, size: share(cls) }))
-      .sort((x, y) => y.size - x.size || x.cls.id - y.cls.id)
-      .map((x) => x.cls);
-    const reqs = classes.map((cls) => cls.req);
-    const counts = Int32Array.from(classes, (cls) => countOf.get(cls)!);
-
-    const released = Float64Array.from(pool.remaining);
-    if (pool.limited)
-      for (const node of tail) if (node.charged) for (let r = 0; r < n; r++) released[r]! += node.charged[r]!;
-    const remaining = pool.limited ? released.map((x, r) => Math.min(x, listed[r]!)) : released;
-    const types = this.repackTypes(pool, reqsId).filter((p) => fitsUsed(p.t.alloc, ds));
-    // No set of claims costing less than `floor` covers the demand: on some resource, even the type
-    // cheapest per unit of it would need to spend that much. Cheaper candidates are skipped unseen.
-    let floor = 0;
-    for (let r = 0; r < n; r++) {
-      if (total[r]! <= 0) continue;
-      let perUnit = Number.POSITIVE_INFINITY;
-      for (const p of types)
-        if (p.t.alloc[r]! > ds[r]!) perUnit = Math.min(perUnit, p.price / (p.t.alloc[r]! - ds[r]!));
-      floor = Math.max(floor, perUnit * total[r]!);
-    }
-    const prices = types.map((p) => p.price);
-
-    let bound = oldCost * (1 - 1e-9);
-    let chosen: PricedType[] | undefined;
-    let split: Int32Array | undefined;
-    for (let i = firstAtLeast(prices, floor); i < types.length; i++) {
-      const p = types[i]!;
-      if (p.price >= bound) break;
-      if (pool.limited && exceeds(p.t.capacity, remaining) >= 0) continue;
-      split = fitInto([p.t.alloc], ds, reqs, counts, 'first');
-      if (split) {
-        chosen = [p];
-        bound = p.price;
-        break;
-      }
-    }
-    // Pairs that could hold the pooled demand, cheapest first; the first that really holds it wins.
-    const pairs: { a: PricedType; b: PricedType; price: number }[] = [];
-    for (let i = 0; i < types.length; i++) {
-      const a = types[i]!;
-      if (2 * a.price >= bound) break;
-      for (let j = Math.max(i, firstAtLeast(prices, floor - a.price)); j < types.length; j++) {
-        const b = types[j]!;
-        const price = a.price + b.price;
-        if (price >= bound) break;
-        let ok = true;
-        for (let r = 0; r < n && ok; r++) {
-          if (a.t.alloc[r]! + b.t.alloc[r]! - 2 * ds[r]! < total[r]!) ok = false;
-          else if (pool.limited && a.t.capacity[r]! + b.t.capacity[r]! > remaining[r]!) ok = false;
-        }
-        if (ok) pairs.push({ a, b, price });
-      }
-    }
-    pairs.sort((x, y) => x.price - y.price);
-    for (let i = 0; i < pairs.length && i < REPACK_TRIES; i++) {
-      const { a, b } = pairs[i]!;
-      const allocs = [a.t.alloc, b.t.alloc];
-      const found =
-        fitInto(allocs, ds, reqs, counts, 'balance') ??
-        fitInto(allocs, ds, reqs, counts, 'align') ??
-        fitInto(allocs, ds, reqs, counts, 'first') ??
-        swap(fitInto([b.t.alloc, a.t.alloc], ds, reqs, counts, 'first'));
-      if (found) {
-        chosen = [a, b];
-        split = found;
-        break;
-      }
-    }
-    if (!chosen || !split) return false;
-
-    // Hand the pods out as the split says, each claim keeping the order the pods had.
-    const bins = chosen.length;
-    const index = new Map(classes.map((cls, i) => [cls, i]));
-    const contents = chosen.map(() => ({
-      pods: [] as Pod[],
-      batches: [] as { cls: PodClass; n: number }[],
-      used: Float64Array.from(ds),
-    }));
-    for (const node of tail) {
-      let i = 0;
-      for (const { cls, n: count } of node.batches) {
-        const c = index.get(cls)!;
-        for (let k = 0; k < count; k++) {
-          let b = 0;
-          while (split[c * bins + b] === 0) b++;
-          split[c * bins + b]!--;
-          const into = contents[b]!;
-          into.pods.push(node.pods[i++]!);
-          const last = into.batches[into.batches.length - 1];
-          if (last && last.cls === cls) last.n++;
-          else into.batches.push({ cls, n: 1 });
-          for (let r = 0; r < n; r++) into.used[r]! += cls.req[r]!;
-        }
-      }
-    }
-    // Each new claim lists every compatible type that fits what it holds and is charged as the packer
-    // charges, the largest capacity it may launch, leaving room for the claims after it.
-    const planned: { c: (typeof contents)[number]; type: PricedType; charged: Float64Array | undefined }[] = [];
-    let newCost = 0;
-    for (let b = 0; b < bins; b++) {
-      const c = contents[b]!;
-      if (c.pods.length === 0) continue;
-      const avail = Float64Array.from(remaining);
-      for (let later = b + 1; later < bins; later++)
-        if (contents[later]!.pods.length > 0) for (let r = 0; r < n; r++) avail[r]! -= chosen[later]!.t.capacity[r]!;
-      const list = this.compatible(pool, reqsId).filter(
-        (p) => fitsUsed(p.t.alloc, c.used) && (!pool.limited || exceeds(p.t.capacity, avail) < 0),
-      );
-      if (list.length === 0) return false;
-      let charged: Float64Array | undefined;
-      if (pool.limited) {
-        charged = new Float64Array(n);
-        for (const p of list) for (let r = 0; r < n; r++) charged[r] = Math.max(charged[r]!, p.t.capacity[r]!);
-        for (let r = 0; r < n; r++) {
-          remaining[r]! -= charged[r]!;
-          released[r]! -= charged[r]!;
-        }
-      }
-      newCost += list[0]!.price;
-      planned.push({ c, type: list[0]!, charged });
-    }
-    if (!(newCost < oldCost * (1 - 1e-9))) return false;
-
-    if (planned.length - tail.length > pool.nodesRemaining) return false;
-    if (pool.limited) pool.remaining.set(released);
-    pool.nodesRemaining += tail.length - planned.length;
-    const nodes = [...tail];
-    while (nodes.length < planned.length) nodes.push(this.splitClaim(tail[0]!));
-    planned.forEach(({ c, type, charged }, b) => {
-      const node = nodes[b]!;
-      node.pods = c.pods;
-      node.batches = c.batches;
-      node.used = c.used;
-      node.ds = ds;
-      node.capPrice = type.price;
-      node.frontier = [type.t];
-      if (charged) node.charged = charged;
-    });
-    for (let b = planned.length; b < tail.length; b++) {
-      const node = tail[b]!;
-      node.pods = [];
-      node.batches = [];
-      delete node.charged;
-    }
-    return true;
-  }
-
-  /** One more claim like `like` (same NodePool and requirements), empty, for a split. */
-  private splitClaim(like: NodeState): NodeState {
-    const node: NodeState = {
-      ...like,
-      index: this.claims.length,
-      name: `${like.pool!.name}-${this.claims.length}`,
-      pods: [],
-      batches: [],
-      used: Float64Array.from(like.ds),
-      counts: new Int32Array(this.groups.length),
-      owners: new Int32Array(this.groups.length),
-    };
-    delete node.charged;
-    this.claims.push(node);
-    return node;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Slack fill
-
-  /** A class whose pods may sit on any claim that satisfies its node selection: no topology counts it. */
-  private free(cls: PodClass): boolean {
-    if (cls.matched.length > 0) return false;
-    if (cls.movable === undefined) {
-      const a = cls.spec.affinity;
-      const none = (
-        t:
-          | {
-              requiredDuringSchedulingIgnoredDuringExecution?: unknown[];
-              preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
-            }
-          | undefined,
-      ) =>
-        (t?.requiredDuringSchedulingIgnoredDuringExecution?.length ?? 0) +
-          (t?.preferredDuringSchedulingIgnoredDuringExecution?.length ?? 0) ===
-        0;
-      cls.movable =
-        (cls.spec.topologySpreadConstraints?.length ?? 0) === 0 && none(a?.podAffinity) && none(a?.podAntiAffinity);
-    }
-    return cls.movable;
-  }
-
-  /**
-   * Claims end on the cheapest type that fits what they hold, often with room to spare: a claim opened
-   * for a pod that wants a node of its own, a zone's share of a spread. Free pods (no topology of their
-   * own, none counting them) move out of a dearer claim into that room when the claim then fits a
-   * cheaper type (or empties), every receiving claim keeping its type and price. Moves only shrink what
-   * a claim lists, so NodePool limits hold.
-   */
-  private fillSlack(): void {
-    const claims = this.claims.filter((c) => c.pods.length > 0 && !c.pool!.hasMinValues);
-    if (claims.length < 2) return;
-    const price = new Map<NodeState, PricedType>();
-    for (const c of claims) price.set(c, this.finalTypes(c)[0]!);
-    const sources = [...claims].sort((a, b) => price.get(b)!.price - price.get(a)!.price || a.index - b.index);
-    // Classes no claim had room for since the last successful move: their next search would fail too.
-    const full = new Set<PodClass>();
-    for (const source of sources) {
-      const freeBatches = source.batches.filter((b) => this.free(b.cls));
-      if (freeBatches.length === 0) continue;
-      const current = price.get(source)!;
-      const kept = Float64Array.from(source.used);
-      for (const { cls, n } of freeBatches) for (let r = 0; r < kept.length; r++) kept[r]! -= n * cls.req[r]!;
-      const floor = this.cheapestFitting(source, source.reqsId, kept);
-      if (floor !== undefined && floor.price >= current.price) continue;
-      const plan = this.planMoves(source, freeBatches, claims, price, full);
-      if (plan.moves.length === 0) continue;
-      const left = Float64Array.from(source.used);
-      for (const m of plan.moves) for (let r = 0; r < left.length; r++) left[r]! -= m.cls.req[r]!;
-      const after = this.cheapestFitting(source, source.reqsId, left);
-      let added = 0;
-      for (const [to, change] of plan.receivers) added += change.type.price - price.get(to)!.price;
-      if ((after?.price ?? 0) + added >= current.price - 1e-9) continue;
-      this.applyMoves(source, plan.moves);
-      for (const [to, change] of plan.receivers) {
-        to.reqsId = change.reqsId;
-        to.reqs = this.reqsById[change.reqsId]!;
-        price.set(to, change.type);
-      }
-      if (after) price.set(source, after);
-      full.clear();
-    }
-  }
-
-  /**
-   * The cheapest type for contents of this size under these requirements (and the claim's limit
-   * charge), or undefined when the claim would be empty or no type holds it.
-   */
-  private cheapestFitting(node: NodeState, reqsId: number, used: Float64Array): PricedType | undefined {
-    let empty = true;
-    for (let r = 0; r < used.length; r++) if (used[r]! - node.ds[r]! > 1e-9) empty = false;
-    if (empty) return undefined;
-    const pool = node.pool!;
-    for (const p of this.compatible(pool, reqsId)) {
-      if (!fitsUsed(p.t.alloc, used)) continue;
-      if (node.charged && exceedsCharged(p.t.capacity, node.charged, pool.limit) >= 0) continue;
-      return p;
-    }
-    return undefined;
-  }
-
-  /**
-   * Where each free pod of the source could go, largest class first: first into room a receiver has
-   * on its type, then onto receivers its node selection narrows (another family, an arch), whose
-   * new type and price the caller weighs. Selections on zone, capacity type or hostname never narrow
-   * a receiver: the topology counts of the pods already there were taken under its old domains.
-   */
-  private planMoves(
-    source: NodeState,
-    batches: { cls: PodClass; n: number }[],
-    claims: NodeState[],
-    price: Map<NodeState, PricedType>,
-    full: Set<PodClass>,
-  ): {
-    moves: { cls: PodClass; to: NodeState }[];
-    receivers: Map<NodeState, { reqsId: number; type: PricedType; used: Float64Array }>;
-  } {
-    const receivers = new Map<NodeState, { reqsId: number; type: PricedType; used: Float64Array }>();
-    const moves: { cls: PodClass; to: NodeState }[] = [];
-    const order = [...batches].sort((a, b) => b.cls.cpu - a.cls.cpu || b.cls.memory - a.cls.memory);
-    for (const { cls, n } of order) {
-      if (full.has(cls)) continue;
-      const v = this.variant(cls, 0)!;
-      const podId = this.intern(v.reqs);
-      const mayNarrow = ![LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
-      let placed = 0;
-      for (const narrowing of mayNarrow ? [false, true] : [false]) {
-        for (const to of claims) {
-          if (placed === n) break;
-          if (to === source || to.pool !== source.pool) continue;
-          const state = receivers.get(to) ?? {
-            reqsId: to.reqsId,
-            type: price.get(to)!,
-            used: Float64Array.from(to.used),
-          };
-          const merged = this.merge(state.reqsId, v.reqs, podId);
-          if (!merged || merged.conflict || (merged.id !== state.reqsId) !== narrowing) continue;
-          let type = state.type;
-          if (narrowing) {
-            const one = state.used.map((u, r) => u + cls.req[r]!);
-            const next = this.cheapestFitting(to, merged.id, one);
-            if (!next) continue;
-            type = next;
-          }
-          const k = Math.min(n - placed, roomIn(type.t.alloc, state.used, cls.req));
-          if (k <= 0) continue;
-          for (let r = 0; r < state.used.length; r++) state.used[r]! += k * cls.req[r]!;
-          receivers.set(to, { reqsId: merged.id, type, used: state.used });
-          for (let i = 0; i < k; i++) moves.push({ cls, to });
-          placed += k;
-        }
-      }
-      if (placed === 0) full.add(cls);
-    }
-    return { moves, receivers };
-  }
-
-  private applyMoves(source: NodeState, moves: { cls: PodClass; to: NodeState }[]): void {
-    const wanted = new Map<PodClass, NodeState[]>();
-    for (const m of moves) {
-      const list = wanted.get(m.cls);
-      if (list) list.push(m.to);
-      else wanted.set(m.cls, [m.to]);
-    }
-    const pods: Pod[] = [];
-    const batches: { cls: PodClass; n: number }[] = [];
-    let i = 0;
-    for (const { cls, n } of source.batches) {
-      const targets = wanted.get(cls);
-      let kept = 0;
-      for (let k = 0; k < n; k++) {
-        const pod = source.pods[i++]!;
-        const to = targets?.shift();
-        if (!to) {
-          pods.push(pod);
-          kept++;
-          continue;
-        }
-        to.pods.push(pod);
-        const last = to.batches[to.batches.length - 1];
-        if (last && last.cls === cls) last.n++;
-        else to.batches.push({ cls, n: 1 });
-        for (let r = 0; r < cls.req.length; r++) {
-          to.used[r]! += cls.req[r]!;
-          source.used[r]! -= cls.req[r]!;
-        }
-      }
-      if (kept > 0) batches.push({ cls, n: kept });
-    }
-    source.pods = pods;
-    source.batches = batches;
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Rebalance
-
-  /**
-   * Pairs of the cheapest claims of one NodePool trade free pods: k pods of a class move from one to
-   * the other when the two then cost less together (the receiver may narrow to another family, never
-   * to another zone, capacity type or hostname). Bounded like the merge: only the cheapest claims.
-   */
-  private rebalance(): void {
-    const price = new Map<NodeState, number>();
-    const candidates: NodeState[] = [];
-    for (const c of this.claims) {
-      if (c.pods.length === 0 || c.pool!.hasMinValues) continue;
-      price.set(c, this.finalTypes(c)[0]!.price);
-      candidates.push(c);
-    }
-    candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
-    candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
-    for (const from of candidates) {
-      for (const { cls, n } of [...from.batches]) {
-        if (!this.free(cls) || from.pods.length === 0) continue;
-        const v = this.variant(cls, 0)!;
-        const fixed = [LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
-        let best: { to: NodeState; k: number; reqsId: number; a?: PricedType; b: PricedType; gain: number } | undefined;
-        for (const to of candidates) {
-          if (to === from || to.pool !== from.pool || to.pods.length === 0) continue;
-          const merged = this.merge(to.reqsId, v.reqs, this.intern(v.reqs));
-          if (!merged || merged.conflict || (fixed && merged.id !== to.reqsId)) continue;
-          const before = price.get(from)! + price.get(to)!;
-          for (let k = 1; k <= n; k++) {
-            const left = from.used.map((u, r) => u - k * cls.req[r]!);
-            const got = to.used.map((u, r) => u + k * cls.req[r]!);
-            const b = this.cheapestFitting(to, merged.id, got);
-            if (!b) break;
-            const a = this.cheapestFitting(from, from.reqsId, left);
-            const gain = before - (a?.price ?? 0) - b.price;
-            if (gain > 1e-9 && (!best || gain > best.gain))
-              best = { to, k, reqsId: merged.id, b, gain, ...(a ? { a } : {}) };
-          }
-        }
-        if (!best) continue;
-        const moves = Array.from({ length: best.k }, () => ({ cls, to: best.to }));
-        this.applyMoves(from, moves);
-        best.to.reqsId = best.reqsId;
-        best.to.reqs = this.reqsById[best.reqsId]!;
-        price.set(best.to, best.b.price);
-        price.set(from, best.a?.price ?? 0);
-      }
-    }
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Merge
-
-  /**
-   * Two claims of one NodePool whose pods are all free (see `free`) and whose requirements agree move
-   * onto one claim when one type holding both costs less than the two. The cheapest claims are the
-   * ones left part-empty (a selector kept their pods off the claims before them), so only they are
-   * paired, which bounds the pass whatever the number of claims.
-   */
-  private mergeClaims(): void {
-    const price = new Map<NodeState, number>();
-    const candidates: NodeState[] = [];
-    for (const c of this.claims) {
-      const pool = c.pool!;
-      if (c.pods.length === 0 || pool.limited || pool.hasMinValues) continue;
-      if (!c.batches.every((b) => this.hostOnly(b.cls))) continue;
-      price.set(c, this.finalTypes(c)[0]!.price);
-      candidates.push(c);
-    }
-    candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
-    candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
-    for (const a of candidates) {
-      if (a.pods.length === 0) continue;
-      let best: { into: NodeState; reqsId: number; ds: Float64Array; type: PricedType; saving: number } | undefined;
-      for (const into of candidates) {
-        if (into === a || into.pods.length === 0) continue;
-        const pool = into.pool!;
-        const reqsId = this.mergeInto(into, a, pool);
-        if (reqsId === undefined || !this.shareHost(a, into)) continue;
-        const ds = this.daemonOverhead(pool, reqsId);
-        const used = Float64Array.from(ds);
-        for (let r = 0; r < used.length; r++) used[r]! += a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
-        const type = this.compatible(pool, reqsId).find((p) => fitsUsed(p.t.alloc, used));
-        if (!type) continue;
-        const saving = price.get(a)! + price.get(into)! - type.price;
-        if (saving > 1e-9 && (!best || saving > best.saving)) best = { into, reqsId, ds, type, saving };
-      }
-      if (!best) continue;
-      const { into } = best;
-      for (let r = 0; r < into.used.length; r++)
-        into.used[r] = best.ds[r]! + a.used[r]! - a.ds[r]! + into.used[r]! - into.ds[r]!;
-      into.pods.push(...a.pods);
-      into.batches.push(...a.batches);
-      for (let g = 0; g < into.counts.length; g++) {
-        into.counts[g]! += a.counts[g]!;
-        into.owners[g]! += a.owners[g]!;
-      }
-      into.ds = best.ds;
-      into.reqsId = best.reqsId;
-      into.reqs = this.reqsById[best.reqsId]!;
-      into.capPrice = best.type.price;
-      into.frontier = [best.type.t];
-      price.set(into, best.type.price);
-      a.pods = [];
-      a.batches = [];
-      a.pool!.nodesRemaining += 1;
-    }
-  }
-
-  /** A class whose topology, its own and any that counts it, is all on hostname: a merge keeps its zone. */
-  private hostOnly(cls: PodClass): boolean {
-    if (this.free(cls)) return true;
-    const v = this.variant(cls, 0)!;
-    return v.own.every((o) => o.group.host) && cls.matched.every((g) => g.host);
-  }
-
-  /** Whether the pods of two claims may share one node by their hostname topology. */
-  private shareHost(a: NodeState, b: NodeState): boolean {
-    const check = (x: NodeState, y: NodeState) => {
-      for (const { cls } of x.batches) {
-        for (const g of cls.inverse) if (g.host && y.owners[g.id]! > 0) return false;
-        for (const o of this.variant(cls, 0)!.own) {
-          const merged = x.counts[o.group.id]! + y.counts[o.group.id]!;
-          if (o.kind === 'antiAffinity' && merged > (o.self ? 1 : 0)) return false;
-          if (o.kind === 'spread' && merged > o.maxSkew) return false;
-        }
-      }
-      return true;
-    };
-    return check(a, b) && check(b, a);
-  }
-
-  /**
-   * The requirements of `into` narrowed by every pod class of `from`, or undefined when one of them
-   * may not run there. Another NodePool's claim qualifies when it takes the class (its taints, its
-   * requirements), as Karpenter lets a pod join an in-flight claim of any NodePool.
-   */
-  private mergeInto(into: NodeState, from: NodeState, pool: PoolState): number | undefined {
-    let reqsId = into.reqsId;
-    for (const { cls } of from.batches) {
-      const v = this.variant(cls, 0)!;
-      if (pool !== from.pool && this.staticFit(v, pool).reason) return undefined;
-      const merged = this.merge(reqsId, v.reqs, this.intern(v.reqs));
-      if (!merged || merged.conflict) return undefined;
-      reqsId = merged.id;
-    }
-    return reqsId;
-  }
-
-  /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
-  private finalTypes(node: NodeState): PricedType[] {
-    const pool = node.pool!;
-    const fitting = this.compatible(pool, node.reqsId).filter(
-      (p) =>
-        fitsUsed(p.t.alloc, node.used) && (!node.charged || exceedsCharged(p.t.capacity, node.charged, pool.limit) < 0),
-    );
-    return fitting.length > 0 ? fitting : this.compatible(pool, node.reqsId).filter((p) => node.frontier.includes(p.t));
-  }
-
-  private finalize(node: NodeState): PlannedNodeClaim {
-    const pool = node.pool!;
-    const list = this.finalTypes(node);
-    const first = list[0]!;
-    const requirements: NodeSelectorRequirementWithMinValues[] = node.reqs
-      .toNodeSelectorRequirements()
-      .filter((r) => r.key !== LABEL_INSTANCE_TYPE);
-    requirements.push({ key: LABEL_INSTANCE_TYPE, operator: 'In', values: list.map((p) => p.t.it.name) });
-    return {
-      nodePool: pool.name,
-      requirements,
-      instanceTypes: list.map((p) => p.t.it),
-      offering: { ...first.offering, instanceType: first.t.it.name },
-      pods: node.pods,
-      requests: this.dims.toResources(node.used),
-    };
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Small helpers
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function cmpNatural(a: string, b: string): number {
-  const na = Number(a);
-  const nb = Number(b);
-  return Number.isFinite(na) && Number.isFinite(nb) ? na - nb : cmp(a, b);
 }
 
 function podName(pod: Pod): string {
   return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
-}
-
-function sortByWeight<T extends { weight: number }>(list: readonly T[]): T[] {
-  return [...list].sort((a, b) => b.weight - a.weight);
-}
-
-function dominates(a: Float64Array, b: Float64Array): boolean {
-  for (let r = 0; r < a.length; r++) if (a[r]! < b[r]!) return false;
-  return true;
-}
-
-/** How many mean pods (`demand`) fit in a node of this allocatable beside the DaemonSet overhead. */
-function unitsOf(alloc: Float64Array, ds: Float64Array, demand: Float64Array): number {
-  let units = Number.POSITIVE_INFINITY;
-  for (let r = 0; r < demand.length; r++)
-    if (demand[r]! > 0) units = Math.min(units, (alloc[r]! - ds[r]!) / demand[r]!);
-  return units === Number.POSITIVE_INFINITY ? 0 : Math.max(units, 0);
-}
-
-function fitsOne(alloc: Float64Array, ds: Float64Array, req: Float64Array): boolean {
-  for (let r = 0; r < alloc.length; r++) if (ds[r]! + req[r]! > alloc[r]!) return false;
-  return true;
-}
-
-/** Which node a pod goes to, among those with room for it: first fit, or the one it balances best. */
-type FitRule = 'first' | 'balance' | 'align';
-
-/**
- * Pods of each class (largest class first, `counts[c]` pods of `reqs[c]`) into nodes of these
- * allocatables, each already running the DaemonSet overhead: how many of class c node b takes, at
- * c × nodes + b, or undefined when a pod does not fit. `balance` sends each pod where the fullest
- * resource ends the least full; `align` where the room left is most like the pod's shape.
- */
-function fitInto(
-  allocs: Float64Array[],
-  ds: Float64Array,
-  reqs: Float64Array[],
-  counts: Int32Array,
-  rule: FitRule,
-): Int32Array | undefined {
-  const bins = allocs.length;
-  const used = allocs.map(() => Float64Array.from(ds));
-  const out = new Int32Array(reqs.length * bins);
-  for (let c = 0; c < reqs.length; c++) {
-    const req = reqs[c]!;
-    let left = counts[c]!;
-    if (rule === 'first') {
-      for (let b = 0; b < bins && left > 0; b++) {
-        const k = Math.min(left, roomIn(allocs[b]!, used[b]!, req));
-        if (k <= 0) continue;
-        const u = used[b]!;
-        for (let r = 0; r < req.length; r++) u[r]! += k * req[r]!;
-        out[c * bins + b]! += k;
-        left -= k;
-      }
-      if (left > 0) return undefined;
-      continue;
-    }
-    for (; left > 0; left--) {
-      let best = -1;
-      let bestScore = Number.POSITIVE_INFINITY;
-      for (let b = 0; b < bins; b++) {
-        const alloc = allocs[b]!;
-        const u = used[b]!;
-        if (!fitsOne(alloc, u, req)) continue;
-        let score = 0;
-        for (let r = 0; r < req.length; r++) {
-          if (alloc[r]! <= 0) continue;
-          if (rule === 'balance') score = Math.max(score, (u[r]! + req[r]!) / alloc[r]!);
-          else score -= (req[r]! * (alloc[r]! - u[r]! - req[r]!)) / (alloc[r]! * alloc[r]!);
-        }
-        if (score < bestScore) {
-          best = b;
-          bestScore = score;
-        }
-      }
-      if (best < 0) return undefined;
-      const u = used[best]!;
-      for (let r = 0; r < req.length; r++) u[r]! += req[r]!;
-      out[c * bins + best]!++;
-    }
-  }
-  return out;
-}
-
-/** A two-node split found with the nodes in the other order, in this order. */
-function swap(split: Int32Array | undefined): Int32Array | undefined {
-  if (!split) return undefined;
-  const out = new Int32Array(split.length);
-  for (let i = 0; i < split.length; i += 2) {
-    out[i] = split[i + 1]!;
-    out[i + 1] = split[i]!;
-  }
-  return out;
-}
-
-/** The first index of an ascending list whose value is ≥ x (binary search). */
-function firstAtLeast(sorted: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (sorted[mid]! < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function fitsUsed(alloc: Float64Array, used: Float64Array): boolean {
-  for (let r = 0; r < alloc.length; r++) if (used[r]! > alloc[r]!) return false;
-  return true;
-}
-
-/** How many more pods with `req` fit in `alloc` beside `used`. */
-function roomIn(alloc: Float64Array, used: Float64Array, req: Float64Array): number {
-  let n = Number.POSITIVE_INFINITY;
-  for (let r = 0; r < alloc.length; r++) {
-    const q = req[r]!;
-    if (q > 0) {
-      const k = Math.floor((alloc[r]! - used[r]!) / q + 1e-9);
-      if (k < n) n = k;
-    } else if (used[r]! > alloc[r]!) return 0;
-  }
-  return n === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : Math.max(n, 0);
-}
-
-/** The first dim where capacity exceeds the remaining limit, or -1. */
-function exceeds(capacity: Float64Array, remaining: Float64Array): number {
-  for (let r = 0; r < capacity.length; r++) if (capacity[r]! > remaining[r]!) return r;
-  return -1;
-}
-
-// Karpenter launches reserved, then spot, then on-demand when the NodeClaim allows them; at equal
-// price (offline, spot is priced as on-demand) the same order decides, then the zone name for stable plans.
-const CAPACITY_TYPE_RANK: Record<string, number> = { reserved: 0, spot: 1, 'on-demand': 2 };
-
-function preferredOffering(a: Offering, b: Offering): boolean {
-  const rank = (CAPACITY_TYPE_RANK[a.capacityType] ?? 3) - (CAPACITY_TYPE_RANK[b.capacityType] ?? 3);
-  return rank < 0 || (rank === 0 && a.zone < b.zone);
-}
-
-function exceedsCharged(capacity: Float64Array, charged: Float64Array, limit: Float64Array): number {
-  for (let r = 0; r < capacity.length; r++) {
-    if (limit[r] !== Number.POSITIVE_INFINITY && capacity[r]! > charged[r]!) return r;
-  }
-  return -1;
-}
-
-function formatLimit(resource: string, value: number): string {
-  if (resource === CPU) return `${+(value / 1000).toFixed(3)}`;
-  if (resource === MEMORY) return `${+(value / 2 ** 30).toFixed(1)}Gi`;
-  return `${value}`;
-}
-
-export function satisfiesMinValues(reqs: Requirements, types: readonly InstanceType[]): boolean {
-  for (const r of reqs.byKey.values()) {
-    if (r.minValues === undefined) continue;
-    const values = new Set<string>();
-    for (const t of types) {
-      const value = t.labels[r.key];
-      if (value !== undefined && allows(r, value)) values.add(value);
-    }
-    if (values.size < r.minValues) return false;
-  }
-  return true;
-}
-
-/** "r/m/c families, generation > 4", for reasons. */
-function describePool(requirements: readonly NodeSelectorRequirementWithMinValues[]): string {
-  const parts: string[] = [];
-  for (const r of requirements) {
-    const short = r.key.replace('karpenter.k8s.aws/instance-', '');
-    const values = r.values ?? [];
-    if (r.key === 'karpenter.k8s.aws/instance-category' && r.operator === 'In')
-      parts.push(`${values.join('/')} families`);
-    else if (r.key === 'karpenter.k8s.aws/instance-family' && r.operator === 'In')
-      parts.push(`${values.join('/')} families`);
-    else if (r.operator === 'Gt') parts.push(`${short} > ${values[0]}`);
-    else if (r.operator === 'Lt') parts.push(`${short} < ${values[0]}`);
-    else if (r.operator === 'Gte') parts.push(`${short} ≥ ${values[0]}`);
-    else if (r.operator === 'Lte') parts.push(`${short} ≤ ${values[0]}`);
-    else if (r.operator === 'In') parts.push(`${short} ${values.join('/')}`);
-    else if (r.operator === 'NotIn') parts.push(`${short} not ${values.join('/')}`);
-    else parts.push(`${short} ${r.operator}`);
-  }
-  return parts.join(', ');
 }

@@ -1,6 +1,7 @@
 // karpless against the Karpenter reference (bench/reference.ts) on generated workloads mixing GPU and
 // CPU pods, zone and hostname spread, hostname anti-affinity, selectors and several NodePools: every
-// plan feasible by the independent checker, and cheaper than Karpenter's own plans in total.
+// plan feasible by the independent checker, none dearer than Karpenter's own plan for it (1% slack), and
+// all of them together clearly cheaper.
 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -97,8 +98,78 @@ const types = () => [
   instanceType('g5.12xlarge', { cpu: 48, memoryGiB: 192, extra: { 'nvidia.com/gpu': 4 }, category: 'g', price: 5.7 }),
 ];
 
+// Workloads that once planned dearer than the reference: Karpenter's emptiest-claim-first order beat the
+// priced greedy (small pods spread over the claims of large ones, the zone of a spread pod chosen by its
+// claim), or the slack fill refilled a claim it had just emptied as if its price were still paid.
+type Loose<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+const EXAMPLES: [Loose<Group, 'arch' | 'category'>[], Loose<PoolSpec, 'arch' | 'categories'>[]][] = [
+  [
+    [
+      { kind: 'plain', count: 4, cpu: '1500m', memory: '128Mi', arch: 'arm64', category: 'r' },
+      { kind: 'hostSpread', count: 6, cpu: '100m', memory: '128Mi' },
+      { kind: 'plain', count: 3, cpu: '1', memory: '1Gi' },
+      { kind: 'plain', count: 9, cpu: '3', memory: '1Gi', arch: 'amd64', category: 'c' },
+      { kind: 'hostSpread', count: 13, cpu: '250m', memory: '12Gi' },
+    ],
+    [{ categories: ['c', 'm', 'r'], weight: 1 }],
+  ],
+  [
+    [
+      { kind: 'plain', count: 4, cpu: '1', memory: '12Gi', arch: 'arm64', category: 'r' },
+      { kind: 'zoneSpread', count: 11, cpu: '100m', memory: '1Gi', arch: 'arm64' },
+      { kind: 'zoneSpread', count: 7, cpu: '100m', memory: '6Gi', arch: 'amd64' },
+      { kind: 'hostAnti', count: 2, cpu: '1', memory: '128Mi', arch: 'amd64', category: 'c' },
+    ],
+    [
+      { categories: ['c', 'm'], weight: 1 },
+      { categories: ['c', 'm'], arch: ['amd64'], weight: 1 },
+      { categories: ['c', 'm'], weight: 0 },
+    ],
+  ],
+  [
+    [
+      { kind: 'zoneSpread', count: 14, cpu: '250m', memory: '12Gi', arch: 'amd64', category: 'r' },
+      { kind: 'plain', count: 12, cpu: '250m', memory: '2Gi', category: 'c' },
+      { kind: 'hostSpread', count: 4, cpu: '1', memory: '12Gi' },
+      { kind: 'hostSpread', count: 14, cpu: '1', memory: '6Gi' },
+      { kind: 'plain', count: 10, cpu: '1500m', memory: '2Gi', arch: 'arm64' },
+    ],
+    [{ categories: ['c', 'm', 'r'], arch: ['amd64'], weight: 1 }],
+  ],
+  [
+    [
+      { kind: 'zoneSpread', count: 5, cpu: '1', memory: '1Gi' },
+      { kind: 'plain', count: 3, cpu: '1500m', memory: '512Mi', category: 'r' },
+      { kind: 'zoneSpread', count: 14, cpu: '500m', memory: '512Mi' },
+      { kind: 'hostSpread', count: 9, cpu: '500m', memory: '128Mi', arch: 'arm64', category: 'r' },
+    ],
+    [{ categories: ['c', 'm', 'r'], arch: ['arm64'], weight: 1 }, { weight: 0 }],
+  ],
+  [
+    [
+      { kind: 'zoneSpread', count: 4, cpu: '250m', memory: '2Gi', arch: 'arm64' },
+      { kind: 'plain', count: 11, cpu: '1500m', memory: '2Gi', arch: 'amd64' },
+      { kind: 'plain', count: 10, cpu: '1', memory: '12Gi', arch: 'arm64' },
+      { kind: 'plain', count: 7, cpu: '1', memory: '128Mi' },
+      { kind: 'plain', count: 5, cpu: '500m', memory: '128Mi' },
+    ],
+    [
+      { arch: ['arm64'], weight: 1 },
+      { categories: ['c', 'm'], arch: ['arm64'], weight: 1 },
+    ],
+  ],
+  [
+    [
+      { kind: 'hostAnti', count: 7, cpu: '1', memory: '12Gi' },
+      { kind: 'hostAnti', count: 10, cpu: '1500m', memory: '6Gi' },
+      { kind: 'zoneSpread', count: 3, cpu: '500m', memory: '1Gi', category: 'c' },
+    ],
+    [{ categories: ['c', 'm', 'r'], arch: ['amd64'], weight: 2 }],
+  ],
+];
+
 describe('solve against the Karpenter reference (property)', () => {
-  it('plans every generated workload feasibly, and for less than Karpenter would in total', () => {
+  it('plans every generated workload feasibly, never dearer than Karpenter would (1% slack), and cheaper in total', () => {
     let price = 0;
     let referencePrice = 0;
     fc.assert(
@@ -117,16 +188,20 @@ describe('solve against the Karpenter reference (property)', () => {
           const reference = referencePlan(input);
           expect(result.unschedulable.length).toBeLessThanOrEqual(reference.unschedulable.length);
           if (result.unschedulable.length !== reference.unschedulable.length) return;
-          // Issue 10 asks for at most 1.01 times the reference on every workload; a few percent of
-          // generated ones still exceed it (zone-spread pods beside a pod its selector keeps off their
-          // claims), so each is held to what is met today and the whole run to less than Karpenter.
-          expect(result.totalPrice).toBeLessThanOrEqual(reference.totalPrice * 1.35 + 1e-9);
+          expect(result.totalPrice).toBeLessThanOrEqual(reference.totalPrice * 1.01 + 1e-9);
           price += result.totalPrice;
           referencePrice += reference.totalPrice;
         },
       ),
-      { numRuns: 150, seed: 20261202 },
+      {
+        numRuns: 400,
+        seed: 20261203,
+        examples: EXAMPLES.map(([groups, pools]): [Group[], PoolSpec[]] => [
+          groups.map((g) => ({ arch: undefined, category: undefined, ...g })),
+          pools.map((p) => ({ arch: undefined, categories: undefined, ...p })),
+        ]),
+      },
     );
-    expect(price).toBeLessThanOrEqual(0.95 * referencePrice);
+    expect(price).toBeLessThanOrEqual(0.8 * referencePrice);
   }, 120_000);
 });

@@ -1,0 +1,209 @@
+// The per-pool instance-type catalog of one solve, with its memos: NodePools as the packer prices them,
+// requirements interned to ids, pod-side ∩ node-side merges, the types compatible with a claim's
+// requirements (cheapest offering each), DaemonSet overhead and the non-dominated types under a price cap.
+
+import type { Pod } from '../../apis/core/v1';
+import { parseQuantity } from '../../apis/quantity';
+import type { NodePool } from '../../apis/v1/types';
+import type { InstanceType, Offering } from '../../instancetypes/types';
+import type { SchedulingInput } from '../index';
+import {
+  allows,
+  doesNotExist,
+  intersect,
+  isEmpty,
+  isWellKnownLabel,
+  LABEL_CAPACITY_TYPE,
+  LABEL_HOSTNAME,
+  LABEL_NODEPOOL,
+  LABEL_ZONE,
+  LABEL_ZONE_ID,
+  type Requirement,
+  Requirements,
+  requirementFrom,
+  requirementIn,
+} from '../requirements';
+import { CPU } from '../resources';
+import { untoleratedTaint } from '../taints';
+import { preferredOffering } from './offerings';
+import { cmp } from './ordering';
+import { describePool } from './reason-text';
+import type { PoolState, PricedType, TypeInfo } from './state';
+import { type Dims, dominates, exceedsCharged } from './vectors';
+
+export class TypeCatalog {
+  /** Label keys some instance type sets: a requirement on any other key is on a label no node will have. */
+  readonly typeKeys = new Set<string>();
+  readonly reqsById: Requirements[] = [];
+  /** DaemonSet pods with their node selection and requests, for the overhead per claim. */
+  readonly daemonSets: { pod: Pod; reqs: Requirements; req: Float64Array }[] = [];
+  private readonly reqsIds = new Map<string, number>();
+  private readonly mergeMemo = new Map<string, { id: number; conflict?: Requirement } | null>();
+  private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
+
+  constructor(
+    private readonly input: SchedulingInput,
+    readonly dims: Dims,
+  ) {}
+
+  poolState(pool: NodePool, index: number): PoolState {
+    const { dims } = this;
+    const name = pool.metadata.name;
+    const list = pool.spec.template.spec.requirements.map(requirementFrom);
+    for (const [k, v] of Object.entries(pool.spec.template.metadata?.labels ?? {})) list.push(requirementIn(k, v));
+    list.push(requirementIn(LABEL_NODEPOOL, name));
+    const limit = new Float64Array(dims.names.length).fill(Number.POSITIVE_INFINITY);
+    let nodesLimit = Number.POSITIVE_INFINITY;
+    for (const [resource, quantity] of Object.entries(pool.spec.limits ?? {})) {
+      const value = parseQuantity(quantity);
+      if (resource === 'nodes') nodesLimit = value;
+      else limit[dims.index.get(resource)!] = resource === CPU ? value * 1000 : value;
+    }
+    const used = dims.vector(this.input.nodePoolUsage?.[name]);
+    const remaining = limit.map((l, i) => l - used[i]!);
+    const usedNodes = this.input.nodePoolUsage?.[name]?.nodes ?? 0;
+    const types = (this.input.instanceTypes[name] ?? []).map((it) => this.typeInfo(it));
+    return {
+      index,
+      name,
+      pool,
+      domain: Requirements.from(list),
+      taints: pool.spec.template.spec.taints ?? [],
+      types,
+      remaining,
+      limit,
+      nodesRemaining: nodesLimit - usedNodes,
+      nodesLimit,
+      limited: nodesLimit !== Number.POSITIVE_INFINITY || limit.some((l) => l !== Number.POSITIVE_INFINITY),
+      hasMinValues: pool.spec.template.spec.requirements.some((r) => r.minValues !== undefined),
+      compatMemo: new Map(),
+      frontierMemo: new Map(),
+      capMemo: new Map(),
+      dsMemo: new Map(),
+      describe: describePool(pool.spec.template.spec.requirements),
+    };
+  }
+
+  typeInfo(it: InstanceType): TypeInfo {
+    let t = this.typeInfoCache.get(it);
+    if (!t) {
+      t = { it, alloc: this.dims.vector(it.allocatable), capacity: this.dims.vector(it.capacity) };
+      this.typeInfoCache.set(it, t);
+    }
+    return t;
+  }
+
+  intern(reqs: Requirements): number {
+    const key = reqs.key;
+    let id = this.reqsIds.get(key);
+    if (id === undefined) {
+      id = this.reqsById.length;
+      this.reqsIds.set(key, id);
+      this.reqsById.push(reqs);
+    }
+    return id;
+  }
+
+  isTypeKey(key: string): boolean {
+    return isWellKnownLabel(key) || this.typeKeys.has(key);
+  }
+
+  /**
+   * Node-side requirements ∩ pod-side. A key the node side does not define and no instance type
+   * provides will be absent on the node, so the pod must accept its absence.
+   */
+  merge(nodeId: number, pod: Requirements, podId: number): { id: number; conflict?: Requirement } | null {
+    const memoKey = `${nodeId}:${podId}`;
+    const hit = this.mergeMemo.get(memoKey);
+    if (hit !== undefined) return hit;
+    const node = this.reqsById[nodeId]!;
+    const map = new Map(node.byKey);
+    let result: { id: number; conflict?: Requirement } | null = null;
+    let conflict: Requirement | undefined;
+    for (const r of pod.byKey.values()) {
+      const base = map.get(r.key) ?? (this.isTypeKey(r.key) ? undefined : doesNotExist(r.key));
+      const next = base ? intersect(base, r) : r;
+      if (isEmpty(next)) {
+        conflict = r;
+        break;
+      }
+      map.set(r.key, next);
+    }
+    result = conflict ? { id: -1, conflict } : { id: this.intern(new Requirements(map)) };
+    this.mergeMemo.set(memoKey, result);
+    return result;
+  }
+
+  /** Instance types of the pool compatible with the requirements, with their cheapest offering. */
+  compatible(pool: PoolState, reqsId: number): PricedType[] {
+    let list = pool.compatMemo.get(reqsId);
+    if (list) return list;
+    const reqs = this.reqsById[reqsId]!;
+    const zone = reqs.get(LABEL_ZONE);
+    const zoneId = reqs.get(LABEL_ZONE_ID);
+    const ct = reqs.get(LABEL_CAPACITY_TYPE);
+    const labelReqs = [...reqs.byKey.values()].filter(
+      (r) =>
+        r.key !== LABEL_ZONE &&
+        r.key !== LABEL_ZONE_ID &&
+        r.key !== LABEL_CAPACITY_TYPE &&
+        r.key !== LABEL_HOSTNAME &&
+        r.key !== LABEL_NODEPOOL &&
+        this.isTypeKey(r.key),
+    );
+    list = [];
+    for (const t of pool.types) {
+      if (!labelReqs.every((r) => allows(r, t.it.labels[r.key]))) continue;
+      let best: Offering | undefined;
+      for (const o of t.it.offerings) {
+        if (!o.available) continue;
+        if (zone && !allows(zone, o.zone)) continue;
+        if (ct && !allows(ct, o.capacityType)) continue;
+        if (zoneId && !allows(zoneId, o.zoneID)) continue;
+        if (!best || o.price < best.price || (o.price === best.price && preferredOffering(o, best))) best = o;
+      }
+      if (best) list.push({ t, price: best.price, offering: best });
+    }
+    list.sort((a, b) => a.price - b.price || cmp(a.t.it.name, b.t.it.name));
+    pool.compatMemo.set(reqsId, list);
+    return list;
+  }
+
+  /** DaemonSet pods that would run on a node of these requirements (tolerate the taints, match). */
+  daemonOverhead(pool: PoolState, reqsId: number): Float64Array {
+    let v = pool.dsMemo.get(reqsId);
+    if (v) return v;
+    v = new Float64Array(this.dims.names.length);
+    for (const ds of this.daemonSets) {
+      if (untoleratedTaint(ds.pod.spec.tolerations, pool.taints, false)) continue;
+      const merged = this.merge(reqsId, ds.reqs, this.intern(ds.reqs));
+      if (!merged || merged.conflict) continue;
+      if (this.compatible(pool, merged.id).length === 0) continue;
+      for (let r = 0; r < v.length; r++) v[r]! += ds.req[r]!;
+    }
+    pool.dsMemo.set(reqsId, v);
+    return v;
+  }
+
+  /**
+   * Non-dominated types (on every resource) among the compatible ones priced ≤ cap. Under NodePool
+   * limits only types within what the claim was charged count: they are filtered before dominance
+   * pruning, so a larger type beyond the charge cannot hide a smaller one within it.
+   */
+  frontier(pool: PoolState, reqsId: number, capPrice: number, charged?: Float64Array): TypeInfo[] {
+    const key = charged ? `${reqsId}:${capPrice}:${charged.join(',')}` : `${reqsId}:${capPrice}`;
+    let f = pool.frontierMemo.get(key);
+    if (f) return f;
+    f = [];
+    for (const p of this.compatible(pool, reqsId)) {
+      if (p.price > capPrice) break;
+      if (charged && exceedsCharged(p.t.capacity, charged, pool.limit) >= 0) continue;
+      const a = p.t.alloc;
+      if (f.some((q) => dominates(q.alloc, a))) continue;
+      f = f.filter((q) => !dominates(a, q.alloc));
+      f.push(p.t);
+    }
+    pool.frontierMemo.set(key, f);
+    return f;
+  }
+}

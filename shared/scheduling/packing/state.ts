@@ -1,0 +1,182 @@
+// The packer's state: instance types and NodePools as it prices them, topology groups, pod classes and
+// their relaxation variants, and the nodes pods go to (existing nodes and planned claims, each its own type).
+
+import type { Pod } from '../../apis/core/v1';
+import type { NodePool, Taint } from '../../apis/v1/types';
+import type { InstanceType, Offering } from '../../instancetypes/types';
+import type { Requirements } from '../requirements';
+import type { TopologyTerm } from '../topology';
+
+export interface TypeInfo {
+  it: InstanceType;
+  alloc: Float64Array;
+  capacity: Float64Array;
+}
+
+export interface PricedType {
+  t: TypeInfo;
+  price: number;
+  offering: Offering;
+}
+
+export interface PoolState {
+  index: number;
+  name: string;
+  pool: NodePool;
+  domain: Requirements;
+  taints: Taint[];
+  types: TypeInfo[];
+  /** Remaining limits per dim (Infinity when unlimited) and in nodes. */
+  remaining: Float64Array;
+  limit: Float64Array;
+  nodesRemaining: number;
+  nodesLimit: number;
+  limited: boolean;
+  hasMinValues: boolean;
+  compatMemo: Map<number, PricedType[]>;
+  frontierMemo: Map<string, TypeInfo[]>;
+  /** Cap prices for claims narrowed by a pod, by requirements, overhead and pod requests. */
+  capMemo: Map<string, number>;
+  dsMemo: Map<number, Float64Array>;
+  describe: string;
+}
+
+export interface Group {
+  id: number;
+  term: TopologyTerm;
+  key: string;
+  host: boolean;
+  counts: Map<string, number>;
+  owners: Map<string, number>;
+  nodesWithMatches: NodeState[];
+  total: number;
+  example?: string;
+  ownerExample?: string;
+}
+
+export interface OwnTerm {
+  group: Group;
+  kind: 'spread' | 'affinity' | 'antiAffinity';
+  maxSkew: number;
+  minDomains: number;
+  self: boolean;
+}
+
+export interface Batch {
+  cls: PodClass;
+  n: number;
+}
+
+/** What existing nodes and planned claims share: the pods they hold and the topology counts of those. */
+export interface HostState {
+  index: number;
+  name: string;
+  used: Float64Array;
+  pods: Pod[];
+  counts: Int32Array;
+  owners: Int32Array;
+  /** The class of each run of `pods`, in order, for the post passes. */
+  batches: Batch[];
+}
+
+/** A real or in-flight node: its labels and allocatable are fixed. */
+export interface ExistingState extends HostState {
+  kind: 'existing';
+  labels: Record<string, string>;
+  taints: Taint[];
+  alloc: Float64Array;
+}
+
+/** A NodeClaim planned in this solve: requirements and instance types that narrow as pods join. */
+export interface ClaimState extends HostState {
+  kind: 'claim';
+  pool: PoolState;
+  reqs: Requirements;
+  reqsId: number;
+  capPrice: number;
+  frontier: TypeInfo[];
+  /** DaemonSet overhead as counted in `used`. */
+  ds: Float64Array;
+  /** What it charges against its NodePool's limits, when the pool has any. */
+  charged?: Float64Array;
+  /** The pod class it was opened for when its cap is that pod's share of a forced node (forcedShareCap). */
+  forcedBy?: Variant;
+}
+
+export type NodeState = ExistingState | ClaimState;
+
+export interface PodClass {
+  id: number;
+  pods: Pod[];
+  namespace: string;
+  labels: Record<string, string>;
+  spec: Pod['spec'];
+  first: Pod;
+  req: Float64Array;
+  cpu: number;
+  memory: number;
+  matched: Group[];
+  inverse: Group[];
+  variants: Variant[];
+  relax: RelaxState | undefined;
+  /** Everything but the requests: classes with one signature are packed together, in proportion. */
+  signature: string;
+  /** No topology spread, pod affinity or anti-affinity of its own: the tail re-pack may move it. */
+  movable?: boolean;
+  /** Its topology survives a move within one zone (see `mobile`). */
+  mobile?: boolean;
+}
+
+export interface RelaxState {
+  term: number;
+  prefAffinity: number;
+  prefAnti: number;
+  prefNode: number;
+  softSpread: number;
+  tolerateSoft: boolean;
+}
+
+export interface StaticFit {
+  reason?: string;
+  reqs?: Requirements;
+  reqsId?: number;
+}
+
+export interface Variant {
+  id: number;
+  cls: PodClass;
+  reqs: Requirements;
+  tolerateSoft: boolean;
+  own: OwnTerm[];
+  ownedAnti: Group[];
+  pinKeys: string[];
+  hostAffinity: OwnTerm | undefined;
+  staticFits: (StaticFit | undefined)[];
+  domains: Map<string, string[]>;
+  cursors: Map<string, { e: number; c: number }>;
+  /** Karpenter order: claims that refused the variant under these targets (refusals are permanent). */
+  refused: Map<string, Set<ClaimState>>;
+  /** The variant's requirements pinned to each target domain set, interned. */
+  targetReqs: Map<string, { reqs: Requirements; id: number }>;
+  poolReasons: (string | undefined)[];
+  topologyReason?: string | undefined;
+  relaxation: string | undefined;
+}
+
+/**
+ * What a node takes of a class: how many pods and, for a planned claim, the requirements, instance
+ * types and cap price it narrows to. Returned by the check and handed to commit, so nothing is kept
+ * between the two calls.
+ */
+export interface Fit {
+  n: number;
+  claim?: { reqsId: number; frontier: TypeInfo[]; capPrice: number };
+}
+
+/**
+ * How the packer orders its decisions. `priced`: classes of one signature in interleaved rounds, each
+ * new claim capped at the most price-efficient type for the pods that may share it. `karpenter`: classes
+ * in Karpenter's queue order (CPU, then memory, descending), each new claim open to every type of its
+ * NodePool that fits, as Karpenter does; a different greedy, so the cheaper of the two plans is kept.
+ */
+export type PackingOrder = 'priced' | 'karpenter';

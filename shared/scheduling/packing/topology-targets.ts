@@ -1,0 +1,162 @@
+// Topology targets: the domains (zones, capacity types, …) a pod class could land in, from the NodePools
+// and existing nodes its node selection and tolerations allow, and the domain its next batch goes to
+// with how many pods it may take there (spread skew, affinity, anti-affinity both ways).
+
+import { allows, LABEL_CAPACITY_TYPE, LABEL_ZONE, LABEL_ZONE_ID } from '../requirements';
+import { untoleratedTaint } from '../taints';
+import { describeTerm } from '../topology';
+import type { TypeCatalog } from './catalog';
+import { cmp } from './ordering';
+import type { ExistingState, PoolState, Variant } from './state';
+
+export class TopologyTargets {
+  constructor(
+    private readonly catalog: TypeCatalog,
+    private readonly pools: readonly PoolState[],
+    private readonly existing: readonly ExistingState[],
+  ) {}
+
+  private readonly domainsMemo = new Map<string, string[]>();
+
+  private domainsFor(v: Variant, key: string): string[] {
+    let d = v.domains.get(key);
+    if (d) return d;
+    // Variants with the same node selection and tolerations share their domains.
+    const shared = `${this.catalog.intern(v.reqs)}|${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}|${key}`;
+    d = this.domainsMemo.get(shared);
+    if (d) {
+      v.domains.set(key, d);
+      return d;
+    }
+    const values = new Set<string>();
+    // Domains follow node selection and taints only, never the pod's size (nodeAffinityPolicy Honor).
+    const podId = this.catalog.intern(v.reqs);
+    for (const pool of this.pools) {
+      if (untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft)) continue;
+      const merged = this.catalog.merge(this.catalog.intern(pool.domain), v.reqs, podId);
+      if (!merged || merged.conflict) continue;
+      for (const value of this.poolDomains(pool, merged.id, key)) values.add(value);
+    }
+    for (const n of this.existing) {
+      const value = n.labels[key];
+      if (value === undefined || !v.reqs.matchesLabels(n.labels)) continue;
+      if (untoleratedTaint(v.cls.spec.tolerations, n.taints, v.tolerateSoft)) continue;
+      values.add(value);
+    }
+    d = [...values].sort(cmp);
+    v.domains.set(key, d);
+    this.domainsMemo.set(shared, d);
+    return d;
+  }
+
+  private readonly poolDomainMemo = new Map<string, Set<string>>();
+
+  /** Values of `key` that a claim of the pool with these requirements could get. */
+  private poolDomains(pool: PoolState, reqsId: number, key: string): Set<string> {
+    const memoKey = `${pool.index}:${reqsId}:${key}`;
+    let values = this.poolDomainMemo.get(memoKey);
+    if (values) return values;
+    values = new Set<string>();
+    this.poolDomainMemo.set(memoKey, values);
+    {
+      const own = this.catalog.reqsById[reqsId]!.get(key);
+      for (const p of this.catalog.compatible(pool, reqsId)) {
+        if (key === LABEL_ZONE || key === LABEL_CAPACITY_TYPE || key === LABEL_ZONE_ID) {
+          for (const o of p.t.it.offerings) {
+            if (!o.available) continue;
+            const value = key === LABEL_ZONE ? o.zone : key === LABEL_CAPACITY_TYPE ? o.capacityType : o.zoneID;
+            if (value !== undefined && (!own || allows(own, value))) values.add(value);
+          }
+        } else if (this.catalog.isTypeKey(key)) {
+          const value = p.t.it.labels[key];
+          if (value !== undefined) values.add(value);
+        } else if (own && !own.complement) {
+          for (const value of own.values) values.add(value);
+        }
+      }
+    }
+    return values;
+  }
+
+  /** The domain of `key` to place the next batch in, and how many pods it may take. */
+  chooseTarget(
+    v: Variant,
+    key: string,
+    blocked: Set<string> | undefined,
+    allowed?: { value: string; score: number }[],
+  ): { value: string; budget: number } | { reason: string } {
+    const domains = this.domainsFor(v, key);
+    const own = v.own.filter((o) => o.group.key === key);
+    const inverse = v.cls.inverse.filter((g) => g.key === key);
+    let best: string | undefined;
+    let bestScore = Number.POSITIVE_INFINITY;
+    let bestBudget = 0;
+    let reason: string | undefined;
+    for (const d of domains) {
+      if (blocked?.has(d)) continue;
+      let budget = Number.POSITIVE_INFINITY;
+      let score = 0;
+      let ok = true;
+      for (const o of own) {
+        const g = o.group;
+        const c = g.counts.get(d) ?? 0;
+        if (o.kind === 'antiAffinity') {
+          if (c > 0) {
+            ok = false;
+            reason ??= `${describeTerm(g.term)}: every allowed ${key} already has a matching pod (e.g. ${g.example})`;
+            break;
+          }
+          if (o.self) budget = Math.min(budget, 1);
+        } else if (o.kind === 'affinity') {
+          if (c === 0 && !(g.total === 0 && o.self)) {
+            ok = false;
+            reason ??=
+              g.total === 0
+                ? `${describeTerm(g.term)}: no pod matches the selector`
+                : `${describeTerm(g.term)}: the ${key} with matching pods cannot take it`;
+            break;
+          }
+          score -= c;
+        } else {
+          let min = Number.POSITIVE_INFINITY;
+          for (const x of domains) min = Math.min(min, g.counts.get(x) ?? 0);
+          if (domains.length < o.minDomains) min = 0;
+          const allowance = o.self ? min + o.maxSkew - c : c - min <= o.maxSkew ? Number.POSITIVE_INFINITY : 0;
+          if (allowance <= 0) {
+            ok = false;
+            reason ??= `${describeTerm(g.term)} with maxSkew ${o.maxSkew}: ${key} ${d} would exceed the skew and the other ${key}s cannot take the pod`;
+            break;
+          }
+          budget = Math.min(budget, allowance);
+          score += c;
+        }
+      }
+      if (!ok) continue;
+      for (const g of inverse) {
+        if ((g.owners.get(d) ?? 0) > 0) {
+          ok = false;
+          reason ??= `${describeTerm(g.term)} of pod ${g.ownerExample} repels it from ${key} ${d}`;
+          break;
+        }
+      }
+      if (!ok) continue;
+      if (own.length === 0) for (const g of v.cls.matched) if (g.key === key) score += g.counts.get(d) ?? 0;
+      allowed?.push({ value: d, score });
+      if (score < bestScore) {
+        best = d;
+        bestScore = score;
+        bestBudget = budget;
+      }
+    }
+    if (best === undefined) {
+      return {
+        reason:
+          reason ??
+          (domains.length === 0
+            ? `no ${key} is reachable for this pod`
+            : `no ${key} can take it (${domains.join(', ')})`),
+      };
+    }
+    return { value: best, budget: bestBudget };
+  }
+}
