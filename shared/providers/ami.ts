@@ -19,6 +19,13 @@ export type SSMPort = Pick<SSMApi, 'getParameter'>;
 
 /** SSMCacheTTL: public alias parameters change rarely and are invalidated on deprecation upstream. */
 export const SSM_CACHE_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * The provision function's alias TTL. Karpenter keeps alias values 24 h because its SSM-invalidation
+ * controller drops them early when a release deprecates the AMI; karpless runs no such controller,
+ * so a warm provision function would launch the previous release for up to a day, nodes the drift
+ * function (which resolves afresh each run) would replace at once. Its default interval is this.
+ */
+export const PROVISION_ALIAS_TTL_MS = 5 * 60 * 1000;
 /** Custom ssmParameter terms are the user's, and may be repointed at any time. */
 export const CUSTOM_SSM_CACHE_TTL_MS = 5 * 60 * 1000;
 
@@ -48,12 +55,17 @@ function better(a: ResolvedAMI, b: ResolvedAMI): boolean {
 export class AMIProvider {
   private readonly ssmCache: TTLCache<string>;
 
+  /**
+   * `aliasTtlMs`: how long an alias parameter's value is kept; Karpenter's 24 h unless a caller
+   * needs a release sooner.
+   */
   constructor(
     private readonly ec2: AMIPort,
     private readonly ssm: SSMPort,
     private readonly clock: Clock = systemClock,
+    private readonly aliasTtlMs: number = SSM_CACHE_TTL_MS,
   ) {
-    this.ssmCache = new TTLCache(clock, SSM_CACHE_TTL_MS);
+    this.ssmCache = new TTLCache(clock, aliasTtlMs);
   }
 
   /**
@@ -100,7 +112,7 @@ export class AMIProvider {
     if (alias) {
       const variants = new Map<string, NodeSelectorRequirementWithMinValues[][]>();
       for (const param of aliasParameters(alias, k8sVersion)) {
-        const id = await this.parameter(param.name, SSM_CACHE_TTL_MS);
+        const id = await this.parameter(param.name, this.aliasTtlMs);
         if (id?.startsWith('ami-')) variants.set(id, [...(variants.get(id) ?? []), param.requirements]);
       }
       if (variants.size === 0) return [];

@@ -1,7 +1,7 @@
 import type { Image } from '@aws-sdk/client-ec2';
 import { describe, expect, it } from 'vitest';
 import { UnsupportedAliasError } from '../../shared/amifamily/alias';
-import { AMIProvider, imageRequirements, searchQuery } from '../../shared/providers/ami';
+import { AMIProvider, imageRequirements, PROVISION_ALIAS_TTL_MS, searchQuery } from '../../shared/providers/ami';
 import type { EC2Api, SSMApi } from '../../shared/providers/ports';
 import { nodeClassWithAMIs } from '../helpers/nodeclass';
 import { awsError, fakeClock, recordingFake } from './fakes';
@@ -86,6 +86,21 @@ describe('AMIProvider with an alias', () => {
     // Missing parameters are asked again; found ones are not.
     expect(ssm.calls.length - first).toBe(2);
     clock.advance(24 * 60 * 60 * 1000);
+    await provider.resolve(nc, '1.31');
+    expect(ssm.calls.length - first).toBe(2 + 5);
+  });
+
+  it('re-reads alias parameters after the given TTL (the provision function’s 5 minutes)', async () => {
+    const ssm = ssmFake(parameters);
+    const clock = fakeClock();
+    const provider = new AMIProvider(imagesFake(images), ssm, clock, PROVISION_ALIAS_TTL_MS);
+    const nc = nodeClassWithAMIs([{ alias: 'al2023@latest' }]);
+    await provider.resolve(nc, '1.31');
+    const first = ssm.calls.length;
+    clock.advance(PROVISION_ALIAS_TTL_MS - 1);
+    await provider.resolve(nc, '1.31');
+    expect(ssm.calls.length - first).toBe(2);
+    clock.advance(1);
     await provider.resolve(nc, '1.31');
     expect(ssm.calls.length - first).toBe(2 + 5);
   });

@@ -4,7 +4,7 @@
 // bundle.
 
 import { DETAIL_TYPE } from '../../contracts';
-import { AMIProvider } from '../../providers/ami';
+import { AMIProvider, PROVISION_ALIAS_TTL_MS } from '../../providers/ami';
 import { CapacityReservationProvider } from '../../providers/capacityreservation';
 import { type Cluster, ClusterProvider } from '../../providers/cluster';
 import { InstanceLauncher } from '../../providers/instance';
@@ -56,7 +56,7 @@ export function provisionDeps(runtime: Runtime, telemetry: Telemetry): Provision
       resolver: {
         subnets: new SubnetProvider(ec2),
         securityGroups: new SecurityGroupProvider(ec2),
-        amis: new AMIProvider(ec2, ssmApi(ssm), clock),
+        amis: new AMIProvider(ec2, ssmApi(ssm), clock, PROVISION_ALIAS_TTL_MS),
         instanceProfiles: new InstanceProfileProvider(iamApi(iam), {
           clusterName: settings.cluster,
           region: settings.region,
