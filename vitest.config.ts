@@ -3,6 +3,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     sequence: { shuffle: true },
+    // Vitest's default is one worker per core less one: a single worker on the 2-core CI machines.
+    // The integration files spend most of their time waiting on moto and child processes, so three
+    // workers overlap that waiting (files isolate themselves by moto account and own fake API server).
+    maxWorkers: 3,
     projects: [
       {
         test: {
