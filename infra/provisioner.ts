@@ -30,7 +30,6 @@ import {
   instanceProfileCleanup,
   launchStatements,
   NODE_ROLE_MANAGED_POLICIES,
-  pricingReads,
   regionalReads,
   scopedDeletion,
   scopedInstanceTagging,
@@ -266,19 +265,10 @@ export class Provisioner extends Construct {
       launching.function.addToRolePolicy(regionalReads(LAUNCH_READS));
     }
 
-    // Consolidation prices the nodes and simulates where their pods go: the instance type reads.
+    // gc lists what it may collect; consolidation (instance types, prices) is the drift function's.
     this.gc.function.addToRolePolicy(
-      regionalReads([
-        'DescribeAvailabilityZones',
-        'DescribeInstances',
-        'DescribeInstanceTypeOfferings',
-        'DescribeInstanceTypes',
-        'DescribeLaunchTemplates',
-        'DescribeLaunchTemplateVersions',
-        'DescribeSpotPriceHistory',
-      ]),
+      regionalReads(['DescribeInstances', 'DescribeLaunchTemplates', 'DescribeLaunchTemplateVersions']),
     );
-    this.gc.function.addToRolePolicy(pricingReads());
     this.gc.function.addToRolePolicy(scopedDeletion(clusterName, ['instance', 'launch-template']));
     for (const statement of instanceProfileCleanup(clusterName)) this.gc.function.addToRolePolicy(statement);
     this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances']));
