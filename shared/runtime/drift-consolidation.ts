@@ -179,6 +179,11 @@ export async function consolidateAfterDrift(
     const command = first.result.command;
     if (!command) return outcome;
     outcome.command = summary(command);
+    if (report.abandoned.some((a) => a.node === command.candidate.nodeName)) {
+      // Its replacement just failed to register: starting again at once would only repeat that.
+      outcome.dropped = 'its disruption was abandoned in this run; the next run may try again';
+      return outcome;
+    }
     await deps.sleep?.(CONSOLIDATION_VALIDATION_DELAY_MS);
     const again = await plan(deps, snap);
     outcome.considered = again.result.considered;

@@ -11,7 +11,7 @@ import { launchHashTags } from '../../shared/disruption/hash';
 import { BUDGET_LEDGER_KEY } from '../../shared/disruption/types';
 import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
 import { InMemoryStateStore } from '../../shared/providers/memorystate';
-import { type DriftDeps, runDrift } from '../../shared/runtime/drift';
+import { type DriftDeps, REPLACEMENT_TIMEOUT_MS, runDrift } from '../../shared/runtime/drift';
 import { CONSOLIDATION_VALIDATION_DELAY_MS } from '../../shared/runtime/drift-consolidation';
 import type { ClaimLauncher } from '../../shared/runtime/provision';
 import { instanceType } from '../scheduling/helpers';
@@ -174,6 +174,19 @@ describe('consolidation in the drift run', () => {
     expect(handed.draining).toEqual(['big']);
     expect(deleting()).toEqual(['big']);
     expect(await state.getDrain('big')).toMatchObject({ reason: 'Underutilized' });
+  });
+
+  it('abandons a replacement that never registers, and does not start the same node again in that run', async () => {
+    const p = pool();
+    addNode(p, 'big', 'i-0b16', 'm5.xlarge', [web('w1', 'big')]);
+    await runDrift(deps(p), schedule);
+    time.advance(REPLACEMENT_TIMEOUT_MS + 1);
+    const later = await runDrift(deps(p), schedule);
+    expect(later.abandoned.map((a) => a.node)).toEqual(['big']);
+    expect(later.consolidation?.dropped).toMatch(/abandoned in this run/);
+    expect(launched).toHaveLength(1);
+    expect(kube.nodes.get('big')?.spec?.taints ?? []).toEqual([]);
+    expect(await state.disruptions('default', BUDGET_LEDGER_KEY)).toEqual([]);
   });
 
   it('hands a node whose pods fit on another node to termination, with nothing launched', async () => {
