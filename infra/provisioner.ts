@@ -1,7 +1,7 @@
 // The Provisioner construct: everything karpless deploys for one cluster. The watcher lists pending
 // pods and registers nodes; the provision function turns notices into instances; the interruption
 // function drains what AWS is about to take away; the drift function replaces drifted and expired
-// nodes within their NodePools' disruption budgets; the gc function removes what nothing uses any
+// nodes within their NodePools' disruption budgets and consolidates underutilized ones; the gc function removes what nothing uses any
 // more (unregistered or orphaned instances, dead Nodes, leaked launch templates and instance
 // profiles) and empty nodes past consolidateAfter. Manifests are validated while this constructs, so
 // a bad NodePool fails `cdk synth`, never a Lambda at night.
@@ -30,7 +30,6 @@ import {
   instanceProfileCleanup,
   launchStatements,
   NODE_ROLE_MANAGED_POLICIES,
-  pricingReads,
   regionalReads,
   scopedDeletion,
   scopedInstanceTagging,
@@ -70,9 +69,10 @@ export interface ProvisionerProps {
   readonly watcherInterval?: Duration;
   /**
    * How often the drift function re-resolves every EC2NodeClass (AMIs, subnets, security groups)
-   * and moves drifted and expired nodes through their budgeted replacement. An `EC2 AMI State
-   * Change` event of the account also starts a run; AWS's own AMI releases raise no event, so this
-   * schedule is what notices them.
+   * and moves drifted and expired nodes through their budgeted replacement, then consolidates at
+   * most one underutilized node (replacement first, or none when its pods fit elsewhere). An `EC2
+   * AMI State Change` event of the account also starts a run; AWS's own AMI releases raise no
+   * event, so this schedule is what notices them.
    * @default Duration.minutes(5)
    */
   readonly driftInterval?: Duration;
@@ -266,19 +266,10 @@ export class Provisioner extends Construct {
       launching.function.addToRolePolicy(regionalReads(LAUNCH_READS));
     }
 
-    // Consolidation prices the nodes and simulates where their pods go: the instance type reads.
+    // gc lists what it may collect; consolidation (instance types, prices) is the drift function's.
     this.gc.function.addToRolePolicy(
-      regionalReads([
-        'DescribeAvailabilityZones',
-        'DescribeInstances',
-        'DescribeInstanceTypeOfferings',
-        'DescribeInstanceTypes',
-        'DescribeLaunchTemplates',
-        'DescribeLaunchTemplateVersions',
-        'DescribeSpotPriceHistory',
-      ]),
+      regionalReads(['DescribeInstances', 'DescribeLaunchTemplates', 'DescribeLaunchTemplateVersions']),
     );
-    this.gc.function.addToRolePolicy(pricingReads());
     this.gc.function.addToRolePolicy(scopedDeletion(clusterName, ['instance', 'launch-template']));
     for (const statement of instanceProfileCleanup(clusterName)) this.gc.function.addToRolePolicy(statement);
     this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances']));

@@ -1,5 +1,6 @@
 // drift λ (an `EC2 AMI State Change` rule and a schedule): re-resolve the node classes, then move
-// drifted and expired nodes one step through their budgeted replacement (shared/runtime/drift.ts).
+// drifted and expired nodes one step through their budgeted replacement (shared/runtime/drift.ts),
+// then at most one single-node consolidation (shared/runtime/drift-consolidation.ts).
 // A failed run changes nothing the next run cannot resume, so errors are logged, not retried.
 
 import type { Context } from 'aws-lambda';

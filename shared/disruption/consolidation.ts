@@ -1,7 +1,7 @@
 // Single-node consolidation (Karpenter's SingleNodeConsolidation, reference §8) for NodePools with
 // consolidationPolicy WhenEmptyOrUnderutilized: the first candidate whose pods the scheduling core
 // places elsewhere is deleted, or replaced by one cheaper node when they need a node of their own.
-// Pure: the gc function acts on the command.
+// Pure: the drift function acts on the command (shared/runtime/drift-consolidation.ts).
 //
 // Kept from Karpenter: only registered, initialized nodes that are not disrupting, not annotated
 // karpenter.sh/do-not-disrupt (nor any of their pods), whose pods' PodDisruptionBudgets allow an

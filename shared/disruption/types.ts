@@ -1,6 +1,6 @@
 // Names of the disruption core (Karpenter's pkg/controllers/disruption): why a node would be
 // disrupted, and what a NodePool's budgets say about it. Shared by drift and expiration (this
-// package), emptiness and consolidation (the gc function), and the `karpless disruption` dry run.
+// package), emptiness (the gc function), consolidation (the drift function), and the `karpless disruption` dry run.
 
 import type { Budget, DisruptionReason } from '../apis/v1/types';
 

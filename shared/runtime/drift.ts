@@ -9,6 +9,8 @@
 //
 // Replacements are named after the old instance, so a redelivered event re-finds them instead of
 // launching twice; a record makes the next invocation resume instead of starting again.
+// After drift and expiration, the same machine carries out at most one single-node consolidation
+// (drift-consolidation.ts): reason Underutilized, a cheaper replacement first or none at all.
 
 import type { Node, Pod } from '../apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../apis/v1/types';
@@ -22,8 +24,10 @@ import type { KubeClient } from '../kube/types';
 import { nodeClaimName } from '../nodeclaim';
 import { noticeDaemonSetFromDaemonSet, podFromNoticeDaemonSet } from '../notice';
 import { errorMessage } from '../providers/aws-errors';
+import type { Sleep } from '../providers/clock';
 import type { DisruptionRecord, FullStateStore } from '../providers/state';
 import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
+import { type ConsolidationOutcome, consolidateAfterDrift } from './drift-consolidation';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { deletionTimestamp } from './objects';
 import type { ClaimLauncher, ResolvedInstanceTypes } from './provision';
@@ -68,7 +72,7 @@ export interface DriftDeps extends DrainDeps {
   session(): Promise<DriftSession>;
   instanceTypes(): Promise<ResolvedInstanceTypes>;
   instances: Pick<ClaimInstances, 'live' | 'terminate'>;
-  kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes' | 'listDaemonSets'>;
+  kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes' | 'listDaemonSets' | 'listPodDisruptionBudgets'>;
   state: DrainDeps['state'] &
     Pick<
       FullStateStore,
@@ -80,6 +84,8 @@ export interface DriftDeps extends DrainDeps {
       | 'releaseDisruption'
       | 'disruptions'
     >;
+  /** Waits out consolidation's validation delay; absent, the command is re-validated at once. */
+  sleep?: Sleep;
 }
 
 export interface DriftReport {
@@ -94,6 +100,8 @@ export interface DriftReport {
   finished: string[];
   abandoned: { node: string; why: string }[];
   excluded: { nodeName: string; reason: string }[];
+  /** Single-node consolidation, looked for after drift and expiration (drift-consolidation.ts). */
+  consolidation?: ConsolidationOutcome;
 }
 
 /** Everything one run decides from, read at its start. */
@@ -141,7 +149,7 @@ function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
 }
 
 /** Our nodes (their instance is one of this cluster's) and everyone else's, each with its pods. */
-function clusterNodes(snap: Snapshot): { ours: ClusterNode[]; others: { node: Node; pods: Pod[] }[] } {
+export function clusterNodes(snap: Snapshot): { ours: ClusterNode[]; others: { node: Node; pods: Pod[] }[] } {
   const byId = new Map(snap.live.map((i) => [i.instanceId, i]));
   const pods = podsByNode(snap.pods);
   const ours: ClusterNode[] = [];
@@ -159,7 +167,7 @@ function clusterNodes(snap: Snapshot): { ours: ClusterNode[]; others: { node: No
  * Per NodePool, the nodes disrupting now: with a disruption record, or being deleted or drained.
  * A node whose instance is already gone still counts until its Node is: the drain is not over.
  */
-function disruptingByPool(snap: Snapshot, ours: readonly ClusterNode[]): Map<string, Set<string>> {
+export function disruptingByPool(snap: Snapshot, ours: readonly ClusterNode[]): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   const add = (pool: string, name: string) => out.set(pool, new Set([...(out.get(pool) ?? []), name]));
   for (const record of snap.records) add(record.nodePool, record.nodeName);
@@ -288,10 +296,10 @@ function replacementNames(decision: CandidateDecision): string[] {
 }
 
 /** Starts one allowed candidate: slot, record, taint, replacements launched (then drained once registered). */
-async function start(
+export async function startDisruption(
   deps: DriftDeps,
-  snap: Snapshot,
-  run: PlannedRun,
+  snap: Pick<Snapshot, 'nodes' | 'session'>,
+  run: Pick<PlannedRun, 'ours' | 'disrupting'>,
   decision: CandidateDecision,
   report: DriftReport,
 ): Promise<void> {
@@ -330,7 +338,13 @@ async function start(
   try {
     await taint(deps, node.metadata.name, true);
     for (const [i, claim] of decision.replacement.nodeClaims.entries()) {
-      const launched = await snap.session.launcher.launch({ nodeClaimName: names[i] ?? '', nodePool: pool, claim });
+      // The scheduling core may place the pods in another NodePool than the old node's.
+      const claimPool = deps.nodePools.find((p) => p.metadata.name === claim.nodePool) ?? pool;
+      const launched = await snap.session.launcher.launch({
+        nodeClaimName: names[i] ?? '',
+        nodePool: claimPool,
+        claim,
+      });
       deps.log.info('replacement launched', {
         node: candidate.nodeName,
         nodeclaim: names[i],
@@ -392,11 +406,13 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
       continue;
     }
     try {
-      await start(deps, snap, run, decision, report);
+      await startDisruption(deps, snap, run, decision, report);
     } catch (error) {
       deps.log.error('starting a disruption failed, will retry', { node: name, error: errorMessage(error) });
       report.abandoned.push({ node: name, why: errorMessage(error) });
     }
   }
+  // Karpenter's order: drift and expiration first, then at most one single-node consolidation.
+  report.consolidation = await consolidateAfterDrift(deps, snap, report);
   return report;
 }

@@ -29,8 +29,8 @@ import { deletionTimestamp } from './objects';
 /** Emptiness records live as long as drift's: the drain they start may wait on PDBs for days. */
 export const EMPTY_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
-/** The reasons whose records this pass finishes (drift finishes its own). */
-const OWN_REASONS = new Set(['Empty', 'Underutilized']);
+/** The reasons whose records this pass finishes (drift finishes its own, Underutilized included). */
+const OWN_REASONS = new Set(['Empty']);
 
 export interface EmptinessDeps extends DrainDeps {
   nodePools: NodePool[];
@@ -117,8 +117,7 @@ async function stamp(deps: EmptinessDeps, nodeName: string, value: string | null
 
 /**
  * Hands a node to the termination flow: its disruption record, a drain record with the NodePool's
- * terminationGracePeriod as deadline, then the Node deleted (the watcher drains it). Shared by
- * emptiness and consolidation.
+ * terminationGracePeriod as deadline, then the Node deleted (the watcher drains it).
  */
 export async function handToTermination(deps: EmptinessDeps, record: DisruptionRecord): Promise<void> {
   const pool = deps.nodePools.find((p) => p.metadata.name === record.nodePool);

@@ -1,8 +1,9 @@
 // The gc function's run (scheduled, Karpenter's 2 minutes): list what the cluster owns in EC2, IAM
 // and Kubernetes, ask gc-decisions what is orphaned, delete it, and log and count every deletion
 // with its reason. Then the emptiness pass (gc-emptiness.ts) hands nodes that stayed empty past
-// consolidateAfter to the termination flow, within the NodePools' budgets, and the consolidation
-// pass (gc-consolidation.ts) removes at most one node whose pods fit elsewhere.
+// consolidateAfter to the termination flow, within the NodePools' budgets. Single-node
+// consolidation is not done here: it may need a replacement launched first, and the launch path is
+// the drift function's (drift-consolidation.ts).
 //
 // Only what carries this cluster's tags is ever listed (instances: eks:eks-cluster-name and a
 // karpenter.sh/nodeclaim tag; templates and profiles: both cluster tags), and the IAM policy allows
@@ -17,7 +18,6 @@ import type { Clock } from '../providers/clock';
 import type { ClusterInstanceProfile, ClusterInstanceProfiles } from '../providers/instanceprofile-gc';
 import type { ClusterLaunchTemplate, ClusterLaunchTemplates } from '../providers/launchtemplate-gc';
 import type { FullStateStore } from '../providers/state';
-import { type ConsolidationDeps, type ConsolidationReport, runConsolidation } from './gc-consolidation';
 import {
   type GcVerdict,
   LAUNCH_TEMPLATE_MIN_AGE_MS,
@@ -28,7 +28,7 @@ import {
   orphanedLaunchTemplates,
   registeredInstanceIds,
 } from './gc-decisions';
-import { type EmptinessReport, runEmptiness } from './gc-emptiness';
+import { type EmptinessDeps, type EmptinessReport, runEmptiness } from './gc-emptiness';
 import { type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { finalizers, resourceVersion } from './objects';
 import type { Telemetry } from './telemetry';
@@ -36,14 +36,14 @@ import type { Telemetry } from './telemetry';
 /** How long an instance seen registered is remembered: past expireAfter's 720 h default, refreshed each run. */
 export const REGISTERED_MEMORY_TTL_MS = 31 * 24 * 60 * 60 * 1000;
 
-export interface GcDeps extends Telemetry, ConsolidationDeps {
+export interface GcDeps extends Telemetry, EmptinessDeps {
   cluster: string;
   region: string;
   nodePools: NodePool[];
   nodeClasses: EC2NodeClass[];
   instances: Pick<ClaimInstances, 'live' | 'byIds' | 'terminate'>;
-  kube: ConsolidationDeps['kube'] & Pick<KubeClient, 'listNodes' | 'deleteNode' | 'patchNode'>;
-  state: ConsolidationDeps['state'] &
+  kube: EmptinessDeps['kube'] & Pick<KubeClient, 'listNodes' | 'deleteNode' | 'patchNode'>;
+  state: EmptinessDeps['state'] &
     Pick<FullStateStore, 'drains' | 'deleteDrain' | 'rememberRegistered' | 'registeredInstances' | 'forgetRegistered'>;
   launchTemplates: Pick<ClusterLaunchTemplates, 'list' | 'delete' | 'imageId'>;
   instanceProfiles: Pick<ClusterInstanceProfiles, 'list' | 'delete'>;
@@ -54,7 +54,6 @@ export interface GcReport {
   deleted: GcVerdict[];
   failed: { resource: string; id: string; error: string }[];
   emptiness: EmptinessReport;
-  consolidation: ConsolidationReport;
 }
 
 async function act(deps: GcDeps, report: GcReport, verdict: GcVerdict, run: () => Promise<void>): Promise<void> {
@@ -181,7 +180,6 @@ export async function runGarbageCollection(deps: GcDeps): Promise<GcReport> {
     deleted: [],
     failed: [],
     emptiness: { marked: [], cleared: [], disrupted: [], blocked: [], finished: [] },
-    consolidation: { executed: false, considered: 0 },
   };
   const part = async (name: string, run: () => Promise<void>) => {
     try {
@@ -208,9 +206,5 @@ export async function runGarbageCollection(deps: GcDeps): Promise<GcReport> {
       );
     });
   }
-  // After emptiness, on a fresh list: the nodes it just handed over count as disrupting.
-  await part('consolidation', async () => {
-    report.consolidation = await runConsolidation(deps);
-  });
   return report;
 }

@@ -80,7 +80,6 @@ function setup() {
         deletedProfiles.push(p.name);
       },
     },
-    instanceTypes: async () => ({ byNodePool: {}, priceSource: 'test' }),
     isEvictable,
     clock: () => NOW,
     log,

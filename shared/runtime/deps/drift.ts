@@ -106,5 +106,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     state: runtime.state,
     isEvictable,
     clock,
+    // Consolidation's validation delay (Karpenter's 15 s) is waited out inside the run.
+    sleep: runtime.sleep,
   };
 }

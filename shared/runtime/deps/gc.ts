@@ -1,13 +1,12 @@
 // What the gc function needs beyond the common runtime: the Kubernetes client, the cluster's launch
-// templates and instance profiles as garbage collection lists and deletes them, and priced instance
-// types for consolidation.
+// templates and instance profiles as garbage collection lists and deletes them.
 
 import { IAMClient } from '@aws-sdk/client-iam';
 import { isEvictable } from '../../kube/client';
 import { ClusterInstanceProfiles } from '../../providers/instanceprofile-gc';
 import { ClusterLaunchTemplates } from '../../providers/launchtemplate-gc';
 import { ec2Api, iamApi } from '../../providers/ports';
-import { clientConfig, instanceTypeSource, kubeClient, type Runtime } from '../environment';
+import { clientConfig, kubeClient, type Runtime } from '../environment';
 import type { GcDeps } from '../gc';
 import type { Telemetry } from '../telemetry';
 
@@ -28,7 +27,6 @@ export async function gcDeps(runtime: Runtime, telemetry: Telemetry): Promise<Gc
       cluster: settings.cluster,
       region: settings.region,
     }),
-    instanceTypes: instanceTypeSource(runtime, telemetry),
     isEvictable,
     clock: runtime.clock,
   };
