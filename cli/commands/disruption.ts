@@ -11,6 +11,7 @@ import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { IAMClient } from '@aws-sdk/client-iam';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { requireConfiguration } from '../../shared/apis/config';
+import type { ConsolidationPlan } from '../../shared/disruption/consolidation';
 import type { CandidateDecision, DisruptionPlan } from '../../shared/disruption/plan';
 import { clientTimeoutConfig } from '../../shared/providers/aws-client';
 import { realSleep, systemClock } from '../../shared/providers/clock';
@@ -20,6 +21,7 @@ import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import type { DisruptionRecord } from '../../shared/providers/state';
 import { driftDeps } from '../../shared/runtime/deps/drift';
 import { planFromSnapshot, takeSnapshot } from '../../shared/runtime/drift';
+import { previewConsolidation } from '../../shared/runtime/drift-consolidation';
 import { type AwsClients, instancesPort, type Runtime } from '../../shared/runtime/environment';
 import { ClaimInstances } from '../../shared/runtime/instances';
 import { noMetrics, silentLog } from '../../shared/runtime/telemetry';
@@ -30,7 +32,8 @@ const USAGE = `Usage: karpless disruption --manifests FILE|DIR... --cluster-name
 
 Dry run of the drift function: lists the nodes it would disrupt now (drifted or expired), the reason,
 the disruption budget that allows or blocks each, and the replacement NodeClaims it would launch
-first, with their price. Changes nothing.
+first, with their price; then the single-node consolidation it would consider (a node deleted or
+replaced by a cheaper one) when nothing drifted or expired. Changes nothing.
 
   --manifests PATH      NodePool and EC2NodeClass manifests (repeatable, or comma-separated)
   --cluster-name NAME   the EKS cluster: whose instances (eks:eks-cluster-name) and API server
@@ -38,7 +41,7 @@ first, with their price. Changes nothing.
   --endpoint-url URL    AWS endpoint override, e.g. a local emulator
   --kube-endpoint URL   API server override (an http:// URL such as 'kubectl proxy' needs no CA)
   --state-table NAME    the karpless state table: disruptions in progress count against budgets
-  --json                print {decisions, excluded, inProgress} as JSON
+  --json                print {decisions, excluded, inProgress, consolidation} as JSON
 
 Exit status: 0 when the dry run was made, 1 when AWS or the cluster could not be read, 2 on bad flags.
 `;
@@ -69,9 +72,79 @@ export interface DisruptionJSON {
   }[];
   excluded: { node: string; reason: string }[];
   inProgress: { node: string; reason: string; phase: string; replacements: string[] }[];
+  consolidation: ConsolidationJSON;
 }
 
-export function disruptionToJSON(plan: DisruptionPlan, records: readonly DisruptionRecord[]): DisruptionJSON {
+export interface ConsolidationJSON {
+  /** Why consolidation is not looked at (no pool allows it, or a drift or expiration acts first). */
+  skipped?: string;
+  command?: {
+    kind: 'delete' | 'replace';
+    node: string;
+    nodePool: string;
+    instanceType: string;
+    price: number;
+    savingsPerHour: number;
+    replacement?: { instanceType: string; zone: string; capacityType: string; price: number };
+    elsewhere?: Record<string, string[]>;
+  };
+  considered: { node: string; outcome: string }[];
+}
+
+export function consolidationToJSON(preview: { skipped?: string; plan?: ConsolidationPlan }): ConsolidationJSON {
+  const command = preview.plan?.command;
+  const c = command?.candidate;
+  return {
+    ...(preview.skipped ? { skipped: preview.skipped } : {}),
+    ...(command && c
+      ? {
+          command: {
+            kind: command.kind,
+            node: c.nodeName,
+            nodePool: c.nodePool,
+            instanceType: c.instanceType,
+            price: c.price,
+            savingsPerHour: command.savings,
+            ...(command.kind === 'replace'
+              ? {
+                  replacement: {
+                    instanceType: command.replacement.offering.instanceType,
+                    zone: command.replacement.offering.zone,
+                    capacityType: command.replacement.offering.capacityType,
+                    price: command.replacement.offering.price,
+                  },
+                }
+              : { elsewhere: command.elsewhere }),
+          },
+        }
+      : {}),
+    considered: (preview.plan?.considered ?? []).map((x) => ({ node: x.nodeName, outcome: x.outcome })),
+  };
+}
+
+export function formatConsolidation(json: ConsolidationJSON): string {
+  const out: string[] = [];
+  if (json.skipped) return `CONSOLIDATION  not considered: ${json.skipped}\n`;
+  const c = json.command;
+  if (!c) out.push('CONSOLIDATION  no node would be consolidated now.');
+  else if (c.replacement) {
+    out.push(
+      `CONSOLIDATION  would replace ${c.node} (NodePool ${c.nodePool}, ${c.instanceType}, $${c.price.toFixed(4)}/hour) by ${c.replacement.instanceType} ${c.replacement.capacityType} in ${c.replacement.zone} ($${c.replacement.price.toFixed(4)}/hour): saves $${c.savingsPerHour.toFixed(4)}/hour`,
+    );
+  } else {
+    out.push(
+      `CONSOLIDATION  would delete ${c.node} (NodePool ${c.nodePool}, ${c.instanceType}): its pods fit on other nodes, saves $${c.savingsPerHour.toFixed(4)}/hour`,
+    );
+    for (const [target, pods] of Object.entries(c.elsewhere ?? {})) out.push(`    → ${target}: ${pods.join(', ')}`);
+  }
+  for (const x of json.considered) if (x.node !== c?.node) out.push(`    ${x.node}: ${x.outcome}`);
+  return `${out.join('\n')}\n`;
+}
+
+export function disruptionToJSON(
+  plan: DisruptionPlan,
+  records: readonly DisruptionRecord[],
+): Omit<DisruptionJSON, 'consolidation'> {
   return {
     decisions: plan.decisions.map((d) => ({
       node: d.candidate.nodeName,
@@ -194,10 +267,18 @@ export const disruptionCommand: Command = {
       const deps = await driftDeps(runtime, { log: silentLog, metrics: noMetrics });
       const snap = await takeSnapshot(deps);
       const { plan } = planFromSnapshot(deps, snap);
+      // The drift function consolidates only in a run where no drift or expiration starts.
+      const acting = plan.decisions.some((d) => d.allowed);
+      const consolidation = consolidationToJSON(
+        acting
+          ? { skipped: 'a drift or expiration would act first in this run' }
+          : await previewConsolidation(deps, snap),
+      );
       if (parsed.flags.has('--json')) {
-        io.stdout.write(`${JSON.stringify(disruptionToJSON(plan, snap.records), null, 2)}\n`);
+        const json: DisruptionJSON = { ...disruptionToJSON(plan, snap.records), consolidation };
+        io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
       } else {
-        io.stdout.write(formatDisruption(plan, snap.records));
+        io.stdout.write(formatDisruption(plan, snap.records) + formatConsolidation(consolidation));
       }
       return 0;
     } finally {

@@ -88,6 +88,15 @@ async function freshSnapshot(deps: DriftDeps, snap: Snapshot) {
   return { fresh, pdbs: pdbs.items.map(budgetView) };
 }
 
+/** The consolidation the next run would look at, as `karpless disruption` shows it; changes nothing. */
+export async function previewConsolidation(
+  deps: DriftDeps,
+  snap: Snapshot,
+): Promise<{ skipped?: string; plan?: ConsolidationPlan }> {
+  if (!consolidates(deps)) return { skipped: 'no NodePool has consolidationPolicy WhenEmptyOrUnderutilized' };
+  return { plan: (await plan(deps, snap)).result };
+}
+
 async function plan(deps: DriftDeps, snap: Snapshot) {
   const { fresh, pdbs } = await freshSnapshot(deps, snap);
   const { ours, others } = clusterNodes(fresh);

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { disruptionToJSON, formatDisruption } from '../../cli/commands/disruption';
+import {
+  consolidationToJSON,
+  disruptionToJSON,
+  formatConsolidation,
+  formatDisruption,
+} from '../../cli/commands/disruption';
 import type { Node } from '../../shared/apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 import { KUBE } from '../../shared/contracts';
@@ -132,5 +137,69 @@ describe('karpless disruption output', () => {
       code: 2,
       stderr: expect.stringContaining('missing required flag --cluster-name'),
     });
+  });
+});
+
+describe('karpless disruption: the consolidation it would consider', () => {
+  const candidate = {
+    nodeName: 'ip-10-0-1-5',
+    instanceId: 'i-1',
+    nodePool: 'general',
+    instanceType: 'm5.xlarge',
+    zone: 'us-west-2a',
+    capacityType: 'on-demand',
+    price: 0.192,
+    pods: [],
+  };
+  const considered = [
+    { nodeName: 'ip-10-0-1-5', outcome: 'replace by m5.large' },
+    { nodeName: 'ip-10-0-1-6', outcome: 'a PodDisruptionBudget allows no eviction: default/web' },
+  ];
+
+  it('names the node, the cheaper replacement and the saving, and why others stay', () => {
+    const replacement = {
+      offering: { instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'on-demand', price: 0.096 },
+    };
+    const json = consolidationToJSON({
+      plan: {
+        command: { kind: 'replace', candidate, replacement: replacement as never, savings: 0.096 },
+        considered,
+      },
+    });
+    expect(json.command).toEqual({
+      kind: 'replace',
+      node: 'ip-10-0-1-5',
+      nodePool: 'general',
+      instanceType: 'm5.xlarge',
+      price: 0.192,
+      savingsPerHour: 0.096,
+      replacement: { instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'on-demand', price: 0.096 },
+    });
+    expect(formatConsolidation(json).split('\n')).toEqual([
+      'CONSOLIDATION  would replace ip-10-0-1-5 (NodePool general, m5.xlarge, $0.1920/hour) by m5.large on-demand in us-west-2a ($0.0960/hour): saves $0.0960/hour',
+      '    ip-10-0-1-6: a PodDisruptionBudget allows no eviction: default/web',
+      '',
+    ]);
+  });
+
+  it('shows where the pods of a deleted node would go', () => {
+    const json = consolidationToJSON({
+      plan: {
+        command: { kind: 'delete', candidate, savings: 0.192, elsewhere: { 'ip-10-0-1-7': ['default/api-1'] } },
+        considered: [],
+      },
+    });
+    expect(formatConsolidation(json)).toBe(
+      'CONSOLIDATION  would delete ip-10-0-1-5 (NodePool general, m5.xlarge): its pods fit on other nodes, saves $0.1920/hour\n    → ip-10-0-1-7: default/api-1\n',
+    );
+  });
+
+  it('says why it is not considered', () => {
+    expect(
+      formatConsolidation(consolidationToJSON({ skipped: 'a drift or expiration would act first in this run' })),
+    ).toBe('CONSOLIDATION  not considered: a drift or expiration would act first in this run\n');
+    expect(formatConsolidation(consolidationToJSON({ plan: { considered: [] } }))).toBe(
+      'CONSOLIDATION  no node would be consolidated now.\n',
+    );
   });
 });
