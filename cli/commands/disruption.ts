@@ -23,6 +23,7 @@ import { driftDeps } from '../../shared/runtime/deps/drift';
 import { planFromSnapshot, takeSnapshot } from '../../shared/runtime/drift';
 import { previewConsolidation } from '../../shared/runtime/drift-consolidation';
 import { type AwsClients, instancesPort, type Runtime } from '../../shared/runtime/environment';
+import { previewEmptiness } from '../../shared/runtime/gc-emptiness';
 import { ClaimInstances } from '../../shared/runtime/instances';
 import { noMetrics, silentLog } from '../../shared/runtime/telemetry';
 import { podKey } from '../../shared/scheduling';
@@ -32,8 +33,9 @@ const USAGE = `Usage: karpless disruption --manifests FILE|DIR... --cluster-name
 
 Dry run of the drift function: lists the nodes it would disrupt now (drifted or expired), the reason,
 the disruption budget that allows or blocks each, and the replacement NodeClaims it would launch
-first, with their price; then the single-node consolidation it would consider (a node deleted or
-replaced by a cheaper one) when nothing drifted or expired. Changes nothing.
+first, with their price; the empty nodes the gc function would remove; then the single-node
+consolidation it would consider (a node deleted or replaced by a cheaper one) when nothing drifted or
+expired. Changes nothing.
 
   --manifests PATH      NodePool and EC2NodeClass manifests (repeatable, or comma-separated)
   --cluster-name NAME   the EKS cluster: whose instances (eks:eks-cluster-name) and API server
@@ -41,7 +43,7 @@ replaced by a cheaper one) when nothing drifted or expired. Changes nothing.
   --endpoint-url URL    AWS endpoint override, e.g. a local emulator
   --kube-endpoint URL   API server override (an http:// URL such as 'kubectl proxy' needs no CA)
   --state-table NAME    the karpless state table: disruptions in progress count against budgets
-  --json                print {decisions, excluded, inProgress, consolidation} as JSON
+  --json                print {decisions, excluded, inProgress, empty, emptyWaiting, consolidation}
 
 Exit status: 0 when the dry run was made, 1 when AWS or the cluster could not be read, 2 on bad flags.
 `;
@@ -73,6 +75,50 @@ export interface DisruptionJSON {
   excluded: { node: string; reason: string }[];
   inProgress: { node: string; reason: string; phase: string; replacements: string[] }[];
   consolidation: ConsolidationJSON;
+  /** The gc function's emptiness pass: empty nodes past consolidateAfter, and those still waiting. */
+  empty: {
+    node: string;
+    nodePool: string;
+    emptySince: string;
+    allowed: boolean;
+    budget: string;
+  }[];
+  emptyWaiting: { node: string; nodePool: string; emptySince?: string }[];
+}
+
+type EmptinessPreview = ReturnType<typeof previewEmptiness>;
+
+export function emptinessToJSON(preview: EmptinessPreview): Pick<DisruptionJSON, 'empty' | 'emptyWaiting'> {
+  return {
+    empty: preview.decisions.map((d) => ({
+      node: d.candidate.nodeName,
+      nodePool: d.candidate.nodePool,
+      emptySince: new Date(d.candidate.emptySince).toISOString(),
+      allowed: d.allowed,
+      budget: d.budget.message,
+    })),
+    emptyWaiting: preview.waiting.map((w) => ({
+      node: w.nodeName,
+      nodePool: w.nodePool,
+      ...(w.emptySince !== undefined ? { emptySince: new Date(w.emptySince).toISOString() } : {}),
+    })),
+  };
+}
+
+export function formatEmptiness(json: Pick<DisruptionJSON, 'empty' | 'emptyWaiting'>): string {
+  const out: string[] = [];
+  for (const e of json.empty) {
+    out.push(
+      `${e.allowed ? 'WOULD REMOVE' : 'BLOCKED'}  ${e.node}  (NodePool ${e.nodePool}): Empty since ${e.emptySince}`,
+    );
+    out.push(`    budget: ${e.budget}`);
+  }
+  for (const w of json.emptyWaiting) {
+    out.push(
+      `EMPTY  ${w.node}  (NodePool ${w.nodePool}): ${w.emptySince ? `since ${w.emptySince}` : 'from the next gc run'}, waiting for consolidateAfter`,
+    );
+  }
+  return out.length > 0 ? `${out.join('\n')}\n` : '';
 }
 
 export interface ConsolidationJSON {
@@ -144,7 +190,7 @@ export function formatConsolidation(json: ConsolidationJSON): string {
 export function disruptionToJSON(
   plan: DisruptionPlan,
   records: readonly DisruptionRecord[],
-): Omit<DisruptionJSON, 'consolidation'> {
+): Omit<DisruptionJSON, 'consolidation' | 'empty' | 'emptyWaiting'> {
   return {
     decisions: plan.decisions.map((d) => ({
       node: d.candidate.nodeName,
@@ -274,11 +320,24 @@ export const disruptionCommand: Command = {
           ? { skipped: 'a drift or expiration would act first in this run' }
           : await previewConsolidation(deps, snap),
       );
+      const empty = emptinessToJSON(
+        previewEmptiness({
+          now: deps.clock(),
+          nodes: snap.nodes,
+          live: snap.live,
+          pods: snap.pods,
+          busy: new Set([...snap.drains, ...snap.records.map((r) => r.nodeName)]),
+          nodePools: deps.nodePools,
+          isEvictable: deps.isEvictable,
+        }),
+      );
       if (parsed.flags.has('--json')) {
-        const json: DisruptionJSON = { ...disruptionToJSON(plan, snap.records), consolidation };
+        const json: DisruptionJSON = { ...disruptionToJSON(plan, snap.records), ...empty, consolidation };
         io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
       } else {
-        io.stdout.write(formatDisruption(plan, snap.records) + formatConsolidation(consolidation));
+        io.stdout.write(
+          formatDisruption(plan, snap.records) + formatEmptiness(empty) + formatConsolidation(consolidation),
+        );
       }
       return 0;
     } finally {

@@ -14,6 +14,7 @@ import {
   EMPTY_SINCE_ANNOTATION,
   type EmptinessStep,
   type EmptinessSubject,
+  type EmptyDecision,
   findEmptyNodes,
 } from '../disruption/emptiness';
 import { terminationGracePeriodMs } from '../disruption/expiration';
@@ -178,6 +179,36 @@ async function applySteps(deps: EmptinessDeps, steps: readonly EmptinessStep[], 
 }
 
 /** One emptiness pass over the listed nodes. */
+/**
+ * What the next gc run would do about empty nodes, without changing anything: the nodes past their
+ * consolidateAfter with the Empty budget's answer, and the empty ones still waiting (by their stamp;
+ * a node not stamped yet starts its clock at the next run). For `karpless disruption`.
+ */
+export function previewEmptiness(input: {
+  now: number;
+  nodes: readonly Node[];
+  live: readonly ClaimInstance[];
+  pods: readonly Pod[];
+  /** Nodes with a disruption or drain record. */
+  busy: ReadonlySet<string>;
+  nodePools: readonly NodePool[];
+  isEvictable(pod: Pod): boolean;
+}): { decisions: EmptyDecision[]; waiting: { nodeName: string; nodePool: string; emptySince?: number }[] } {
+  const { subjects, disrupting, poolSizes } = view(input.nodes, input.live, input.pods, new Set(input.busy));
+  const { steps, candidates } = findEmptyNodes({ ...input, subjects });
+  const due = new Set(candidates.map((c) => c.nodeName));
+  const marked = new Map(steps.flatMap((s) => (s.kind === 'mark' ? [[s.nodeName, s.at] as const] : [])));
+  const waiting = subjects.flatMap((s) => {
+    const name = s.node.metadata.name;
+    const stamp = Date.parse(s.node.metadata.annotations?.[EMPTY_SINCE_ANNOTATION] ?? '');
+    const cleared = steps.some((step) => step.kind === 'clear' && step.nodeName === name);
+    if (due.has(name) || cleared || (!marked.has(name) && !Number.isFinite(stamp))) return [];
+    return [{ nodeName: name, nodePool: s.nodePool, ...(Number.isFinite(stamp) ? { emptySince: stamp } : {}) }];
+  });
+  const decisions = decideEmptyDisruptions({ now: input.now, candidates, nodePools: input.nodePools, poolSizes, disrupting });
+  return { decisions, waiting };
+}
+
 export async function runEmptiness(deps: EmptinessDeps, nodes: readonly Node[]): Promise<EmptinessReport> {
   const report: EmptinessReport = { marked: [], cleared: [], disrupted: [], blocked: [], finished: [] };
   const [live, pods, records, drains] = await Promise.all([

@@ -1,0 +1,122 @@
+// What `karpless disruption` shows of the gc function's emptiness pass: the same decisions the run
+// takes (budgets included), and the empty nodes still waiting, without writing anything.
+
+import { describe, expect, it } from 'vitest';
+import { emptinessToJSON, formatEmptiness } from '../../cli/commands/disruption';
+import type { Node, Pod } from '../../shared/apis/core/v1';
+import type { NodePool } from '../../shared/apis/v1/types';
+import { KUBE } from '../../shared/contracts';
+import { EMPTY_SINCE_ANNOTATION } from '../../shared/disruption/emptiness';
+import { isEvictable } from '../../shared/kube/client';
+import { previewEmptiness } from '../../shared/runtime/gc-emptiness';
+import type { ClaimInstance } from '../../shared/runtime/instances';
+
+const NOW = Date.parse('2026-12-03T07:00:00Z');
+const MIN = 60_000;
+
+const pool = {
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: 'general' },
+  spec: {
+    template: {
+      spec: { requirements: [], nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
+    },
+    disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '5m', budgets: [{ nodes: '1' }] },
+  },
+} as NodePool;
+
+function node(name: string, emptyForMs?: number): Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels: { [KUBE.registeredLabel]: 'true', [KUBE.initializedLabel]: 'true' },
+      annotations:
+        emptyForMs === undefined ? {} : { [EMPTY_SINCE_ANNOTATION]: new Date(NOW - emptyForMs).toISOString() },
+    },
+    spec: { providerID: `aws:///us-west-2a/i-${name}` },
+  } as Node;
+}
+
+function instance(name: string): ClaimInstance {
+  return {
+    instanceId: `i-${name}`,
+    nodeClaimName: `general-${name}`,
+    nodePool: 'general',
+    nodeClass: 'default',
+    instanceType: 'm5.large',
+    zone: 'us-west-2a',
+    capacityType: 'on-demand',
+    state: 'running',
+  };
+}
+
+function workload(nodeName: string): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `web-${nodeName}`,
+      namespace: 'default',
+      ownerReferences: [{ kind: 'ReplicaSet', name: 'web', controller: true }],
+    },
+    spec: { nodeName, containers: [] },
+    status: { phase: 'Running' },
+  } as unknown as Pod;
+}
+
+describe('the emptiness preview of karpless disruption', () => {
+  const names = ['a', 'b', 'c', 'd', 'e'];
+  const preview = () =>
+    previewEmptiness({
+      now: NOW,
+      // a, b: empty past consolidateAfter; c: empty 2 minutes; d: empty, not stamped yet; e: busy
+      nodes: [node('a', 20 * MIN), node('b', 10 * MIN), node('c', 2 * MIN), node('d'), node('e', 30 * MIN)],
+      live: names.map(instance),
+      pods: [workload('e')],
+      busy: new Set(),
+      nodePools: [pool],
+      isEvictable,
+    });
+
+  it('decides as the gc run would: the longest-empty node within the 1-node budget, the next blocked', () => {
+    const json = emptinessToJSON(preview());
+    expect(json.empty.map((e) => [e.node, e.allowed])).toEqual([
+      ['a', true],
+      ['b', false],
+    ]);
+    expect(json.empty[1]?.budget).toMatch(/budgets\[0\] \(nodes: 1\)/);
+    expect(json.emptyWaiting).toEqual([
+      { node: 'c', nodePool: 'general', emptySince: new Date(NOW - 2 * MIN).toISOString() },
+      { node: 'd', nodePool: 'general' },
+    ]);
+  });
+
+  it('prints what it would remove, what blocks, and what waits', () => {
+    const lines = formatEmptiness(emptinessToJSON(preview())).split('\n');
+    expect(lines[0]).toBe(`WOULD REMOVE  a  (NodePool general): Empty since ${new Date(NOW - 20 * MIN).toISOString()}`);
+    expect(lines[2]).toBe(`BLOCKED  b  (NodePool general): Empty since ${new Date(NOW - 10 * MIN).toISOString()}`);
+    expect(lines.slice(4)).toEqual([
+      `EMPTY  c  (NodePool general): since ${new Date(NOW - 2 * MIN).toISOString()}, waiting for consolidateAfter`,
+      'EMPTY  d  (NodePool general): from the next gc run, waiting for consolidateAfter',
+      '',
+    ]);
+  });
+
+  it('counts a node already being disrupted against the budget', () => {
+    const json = emptinessToJSON(
+      previewEmptiness({
+        now: NOW,
+        nodes: [node('a', 20 * MIN), node('e')],
+        live: [instance('a'), instance('e')],
+        pods: [],
+        busy: new Set(['e']),
+        nodePools: [pool],
+        isEvictable,
+      }),
+    );
+    expect(json.empty.map((e) => [e.node, e.allowed])).toEqual([['a', false]]);
+  });
+});
