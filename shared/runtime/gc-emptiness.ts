@@ -205,7 +205,13 @@ export function previewEmptiness(input: {
     if (due.has(name) || cleared || (!marked.has(name) && !Number.isFinite(stamp))) return [];
     return [{ nodeName: name, nodePool: s.nodePool, ...(Number.isFinite(stamp) ? { emptySince: stamp } : {}) }];
   });
-  const decisions = decideEmptyDisruptions({ now: input.now, candidates, nodePools: input.nodePools, poolSizes, disrupting });
+  const decisions = decideEmptyDisruptions({
+    now: input.now,
+    candidates,
+    nodePools: input.nodePools,
+    poolSizes,
+    disrupting,
+  });
   return { decisions, waiting };
 }
 
