@@ -162,6 +162,8 @@ export class Packer {
       groups: this.terms.groups,
       order: this.order,
       variant: (cls, level) => this.terms.variant(cls, level),
+      classes: () => this.classes,
+      domains: (v, key) => this.targets.domainsFor(v, key),
     };
     const post = new PostPasses(context);
     new TailRepack(context).repackTails();
