@@ -170,6 +170,14 @@ export class Packer {
     post.fillSlack();
     post.mergeClaims();
     post.rebalance();
+    // Then zone-spread pods across zones where the skews allow: only Karpenter's order moves pods with
+    // topology (see PostPasses.mobile), and after the moves within zones, which would otherwise lose
+    // the room these take (us-east-1 diverse 1,000 pods: 1.091 before either, 1.099 with both at once).
+    if (this.order === 'karpenter') {
+      post.crossZone = true;
+      post.fillSlack();
+      post.rebalance();
+    }
     const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => finalize(this.catalog, c));
     const existingNodes = this.existing.filter((n) => n.pods.length > 0).map((n) => ({ name: n.name, pods: n.pods }));
     const totalPrice = nodeClaims.reduce((sum, c) => sum + c.offering.price, 0);

@@ -40,6 +40,12 @@ interface SpreadOwner {
 }
 
 export class PostPasses {
+  /**
+   * Whether zone-spread pods may change zone (see crossZoneRoom). Off for the first round of passes, so
+   * the moves within zones are made first and the cross-zone ones only ever lower what they reach.
+   */
+  crossZone = false;
+
   constructor(private readonly ctx: PostPassContext) {}
 
   // -------------------------------------------------------------------------------------------
@@ -105,6 +111,7 @@ export class PostPasses {
     for (const o of v.own) if (!o.group.host && !same(o.group.key)) crossZone = true;
     for (const g of cls.matched) if (!g.host && !same(g.key)) crossZone = true;
     if (crossZone) {
+      if (!this.crossZone) return 0;
       room = this.crossZoneRoom(cls, v, from, to, want, pending);
       if (room <= 0) return 0;
     }
