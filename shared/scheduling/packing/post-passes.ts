@@ -75,7 +75,8 @@ export class PostPasses {
 
   /**
    * A class a post pass may move between claims of one domain: free, or (in Karpenter order) with topology that a move
-   * within the same zone (every non-hostname domain) keeps, checked per move by `moveRoom`. Hostname
+   * within the same zone (every non-hostname domain) keeps, or a zone spread's skew a move to another
+   * zone keeps, checked per move by `moveRoom`. Hostname
    * affinity, its own or one that selects it, ties pods to their node and is never moved.
    */
   private mobile(cls: PodClass): boolean {
@@ -95,7 +96,8 @@ export class PostPasses {
   /**
    * How many of `want` pods of the class may move from one claim to the other: none unless both sit in
    * the same domain of every non-hostname key the class's topology reads (zone counts and skews stay
-   * as they are), then as many as the receiver's hostname topology admits: the class's own terms, the
+   * as they are) or, once `crossZone` is on, the only such key is the zone of spreads whose skews the
+   * move keeps (see crossZoneRoom); then as many as the receiver's hostname topology admits: the class's own terms, the
    * anti-affinity of pods there, and the hostname spreads of pods there that count the class.
    */
   private moveRoom(cls: PodClass, from: ClaimState, to: ClaimState, want: number, pending?: ZoneDeltas): number {
@@ -401,7 +403,8 @@ export class PostPasses {
   /**
    * Pairs of the cheapest claims of one NodePool trade free pods: k pods of a class move from one to
    * the other when the two then cost less together (the receiver may narrow to another family, never
-   * to another zone, capacity type or hostname). Bounded like the merge: only the cheapest claims.
+   * to another zone, capacity type or hostname; a zone-spread pod changes zone only as `moveRoom`
+   * allows). Bounded like the merge: only the cheapest claims.
    */
   rebalance(): void {
     const price = new Map<ClaimState, number>();
