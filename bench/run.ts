@@ -68,12 +68,12 @@ function nodePool(name: string, requirements: NodeSelectorRequirementWithMinValu
   };
 }
 
-interface SuiteSetup {
+export interface SuiteSetup {
   nodePool: NodePool;
   catalog: Catalog;
 }
 
-function setup(suite: Suite): SuiteSetup {
+export function setup(suite: Suite): SuiteSetup {
   if (suite === 'karpenter-shape') return { nodePool: nodePool('default', []), catalog: syntheticCatalog(400) };
   return {
     nodePool: nodePool('general-purpose', [

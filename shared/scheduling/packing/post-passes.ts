@@ -22,10 +22,32 @@ export interface PostPassContext {
   readonly claims: ClaimState[];
   readonly groups: readonly Group[];
   readonly order: PackingOrder;
+  /** Whether pods with topology move too (see `mobile`): Karpenter's order, or a small solve. */
+  readonly moveTopology: boolean;
   variant(cls: PodClass, level: number): Variant | undefined;
+  /** Every pod class of the solve: the owners of the spreads a cross-zone move must keep. */
+  classes(): readonly PodClass[];
+  /** The domains of a key a variant could land in (what its spread skews are taken over). */
+  domains(v: Variant, key: string): readonly string[];
+}
+
+/** Zone-count changes of moves planned but not yet applied, by group id, then zone. */
+type ZoneDeltas = Map<number, Map<string, number>>;
+
+/** A zone spread a cross-zone move must keep within its skew. */
+interface SpreadOwner {
+  maxSkew: number;
+  minDomains: number;
+  domains: readonly string[];
 }
 
 export class PostPasses {
+  /**
+   * Whether zone-spread pods may change zone (see crossZoneRoom). Off for the first round of passes, so
+   * the moves within zones are made first and the cross-zone ones only ever lower what they reach.
+   */
+  crossZone = false;
+
   constructor(private readonly ctx: PostPassContext) {}
 
   // -------------------------------------------------------------------------------------------
@@ -55,14 +77,16 @@ export class PostPasses {
 
   /**
    * A class a post pass may move between claims of one domain: free, or (in Karpenter order) with topology that a move
-   * within the same zone (every non-hostname domain) keeps, checked per move by `moveRoom`. Hostname
+   * within the same zone (every non-hostname domain) keeps, or a zone spread's skew a move to another
+   * zone keeps, checked per move by `moveRoom`. Hostname
    * affinity, its own or one that selects it, ties pods to their node and is never moved.
    */
   private mobile(cls: PodClass): boolean {
     if (this.free(cls)) return true;
     // The priced greedy fills its claims to their type, so these moves find little to gain there (about
     // 1% at 5,000 diverse pods) for most of the solve's time; Karpenter's order leaves the room they use.
-    if (this.ctx.order === 'priced') return false;
+    // Small solves make them in both orders (mixed 90 pods: 1.125 → 1.103× the LP bound).
+    if (!this.ctx.moveTopology) return false;
     if (cls.mobile === undefined) {
       const v = this.ctx.variant(cls, 0)!;
       cls.mobile =
@@ -75,10 +99,11 @@ export class PostPasses {
   /**
    * How many of `want` pods of the class may move from one claim to the other: none unless both sit in
    * the same domain of every non-hostname key the class's topology reads (zone counts and skews stay
-   * as they are), then as many as the receiver's hostname topology admits: the class's own terms, the
+   * as they are) or, once `crossZone` is on, the only such key is the zone of spreads whose skews the
+   * move keeps (see crossZoneRoom); then as many as the receiver's hostname topology admits: the class's own terms, the
    * anti-affinity of pods there, and the hostname spreads of pods there that count the class.
    */
-  private moveRoom(cls: PodClass, from: ClaimState, to: ClaimState, want: number): number {
+  private moveRoom(cls: PodClass, from: ClaimState, to: ClaimState, want: number, pending?: ZoneDeltas): number {
     if (this.free(cls)) return want;
     if (!this.mobile(cls)) return 0;
     const v = this.ctx.variant(cls, 0)!;
@@ -86,9 +111,16 @@ export class PostPasses {
       const d = domainOf(from, key);
       return d !== undefined && d === domainOf(to, key);
     };
-    for (const o of v.own) if (!o.group.host && !same(o.group.key)) return 0;
-    for (const g of cls.matched) if (!g.host && !same(g.key)) return 0;
-    let room = hostRoom(v, to, want);
+    let room = want;
+    let crossZone = false;
+    for (const o of v.own) if (!o.group.host && !same(o.group.key)) crossZone = true;
+    for (const g of cls.matched) if (!g.host && !same(g.key)) crossZone = true;
+    if (crossZone) {
+      if (!this.crossZone) return 0;
+      room = this.crossZoneRoom(cls, v, from, to, want, pending);
+      if (room <= 0) return 0;
+    }
+    room = hostRoom(v, to, room);
     for (const { cls: other } of to.batches) {
       if (room <= 0) break;
       if (other === cls) continue;
@@ -98,6 +130,71 @@ export class PostPasses {
       }
     }
     return Math.max(room, 0);
+  }
+
+  /**
+   * How many of `want` pods of the class may move from a claim in one zone to a claim in another: none
+   * unless every non-hostname term the class owns or is counted by is a zone spread and both claims are
+   * pinned to one zone; then as many as keep every spread that counts the class (DoNotSchedule or not,
+   * whatever pods own it) within its maxSkew over its owner's zones, after the moves already planned.
+   */
+  private crossZoneRoom(
+    cls: PodClass,
+    v: Variant,
+    from: ClaimState,
+    to: ClaimState,
+    want: number,
+    pending: ZoneDeltas | undefined,
+  ): number {
+    const a = domainOf(from, LABEL_ZONE);
+    const b = domainOf(to, LABEL_ZONE);
+    if (a === undefined || b === undefined || a === b) return 0;
+    for (const o of v.own) if (!o.group.host && (o.kind !== 'spread' || o.group.key !== LABEL_ZONE)) return 0;
+    for (const g of cls.matched) if (!g.host && (g.term.kind !== 'spread' || g.key !== LABEL_ZONE)) return 0;
+    let room = want;
+    for (const g of cls.matched) {
+      if (g.host) continue;
+      const delta = pending?.get(g.id);
+      const count = (d: string) => (g.counts.get(d) ?? 0) + (delta?.get(d) ?? 0);
+      for (const owner of this.owners(g)) {
+        const zones = owner.domains;
+        let k = 0;
+        while (k < room) {
+          const moved = k + 1;
+          let max = Number.NEGATIVE_INFINITY;
+          let min = Number.POSITIVE_INFINITY;
+          for (const z of zones) {
+            const c = count(z) - (z === a ? moved : 0) + (z === b ? moved : 0);
+            if (c > max) max = c;
+            if (c < min) min = c;
+          }
+          if (zones.length < owner.minDomains) min = Math.min(min, 0);
+          // A zone outside the owner's domains holds pods it does not count; the source losing pods is fine.
+          if (zones.length > 0 && max - min > owner.maxSkew) break;
+          k = moved;
+        }
+        room = k;
+        if (room === 0) return 0;
+      }
+    }
+    return room;
+  }
+
+  private readonly ownersMemo = new Map<number, SpreadOwner[]>();
+
+  /** The zone spreads on a group, one per owning class (its first variant: every term it may hold). */
+  private owners(g: Group): SpreadOwner[] {
+    let list = this.ownersMemo.get(g.id);
+    if (list) return list;
+    list = [];
+    for (const cls of this.ctx.classes()) {
+      const v = this.ctx.variant(cls, 0)!;
+      for (const o of v.own)
+        if (o.group === g && o.kind === 'spread')
+          list.push({ maxSkew: o.maxSkew, minDomains: o.minDomains, domains: this.ctx.domains(v, g.key) });
+    }
+    this.ownersMemo.set(g.id, list);
+    return list;
   }
 
   /**
@@ -178,6 +275,7 @@ export class PostPasses {
     const receivers = new Map<ClaimState, { reqsId: number; type: PricedType; used: Float64Array }>();
     const moves: { cls: PodClass; to: ClaimState }[] = [];
     const bound = new Set<ClaimState>();
+    const pending: ZoneDeltas = new Map();
     const order = [...batches].sort((a, b) => b.cls.cpu - a.cls.cpu || b.cls.memory - a.cls.memory);
     for (const { cls, n } of order) {
       if (full.has(cls)) continue;
@@ -211,11 +309,14 @@ export class PostPasses {
             type = next;
           }
           const k = Math.min(
-            free ? n - placed : this.moveRoom(cls, source, to, n - placed),
+            free ? n - placed : this.moveRoom(cls, source, to, n - placed, pending),
             roomIn(type.t.alloc, used, cls.req),
           );
           if (k <= 0) continue;
-          if (!free) bound.add(to);
+          if (!free) {
+            bound.add(to);
+            this.addZoneMoves(pending, cls, source, to, k);
+          }
           const next = planned?.used ?? Float64Array.from(to.used);
           for (let r = 0; r < next.length; r++) next[r]! += k * cls.req[r]!;
           receivers.set(to, { reqsId: merged.id, type, used: next });
@@ -226,6 +327,23 @@ export class PostPasses {
       if (placed === 0) full.add(cls);
     }
     return { moves, receivers };
+  }
+
+  /** Records k pods of the class moving between the claims' zones (nothing when they share one). */
+  private addZoneMoves(deltas: ZoneDeltas, cls: PodClass, from: ClaimState, to: ClaimState, k: number): void {
+    const a = domainOf(from, LABEL_ZONE);
+    const b = domainOf(to, LABEL_ZONE);
+    if (a === undefined || b === undefined || a === b) return;
+    for (const g of cls.matched) {
+      if (g.host) continue;
+      let m = deltas.get(g.id);
+      if (!m) {
+        m = new Map();
+        deltas.set(g.id, m);
+      }
+      m.set(a, (m.get(a) ?? 0) - k);
+      m.set(b, (m.get(b) ?? 0) + k);
+    }
   }
 
   private applyMoves(source: ClaimState, moves: { cls: PodClass; to: ClaimState }[]): void {
@@ -257,10 +375,19 @@ export class PostPasses {
           to.used[r]! += cls.req[r]!;
           source.used[r]! -= cls.req[r]!;
         }
-        // Hostname counts follow the pod; zone counts stay, as moves keep every non-hostname domain.
+        // Hostname counts follow the pod, and so do zone counts when it changes zone (a zone spread's
+        // move, see crossZoneRoom); every other domain is kept by the moves.
         for (const g of cls.matched) {
           source.counts[g.id]!--;
           to.counts[g.id]!++;
+          if (!g.host) {
+            const a = domainOf(source, g.key);
+            const b = domainOf(to, g.key);
+            if (a !== b && a !== undefined && b !== undefined) {
+              g.counts.set(a, (g.counts.get(a) ?? 0) - 1);
+              g.counts.set(b, (g.counts.get(b) ?? 0) + 1);
+            }
+          }
         }
         for (const g of this.ctx.variant(cls, 0)!.ownedAnti) {
           source.owners[g.id]!--;
@@ -279,7 +406,8 @@ export class PostPasses {
   /**
    * Pairs of the cheapest claims of one NodePool trade free pods: k pods of a class move from one to
    * the other when the two then cost less together (the receiver may narrow to another family, never
-   * to another zone, capacity type or hostname). Bounded like the merge: only the cheapest claims.
+   * to another zone, capacity type or hostname; a zone-spread pod changes zone only as `moveRoom`
+   * allows). Bounded like the merge: only the cheapest claims.
    */
   rebalance(): void {
     const price = new Map<ClaimState, number>();

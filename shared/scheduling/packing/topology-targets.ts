@@ -18,7 +18,8 @@ export class TopologyTargets {
 
   private readonly domainsMemo = new Map<string, string[]>();
 
-  private domainsFor(v: Variant, key: string): string[] {
+  /** The values of a key the variant could land in, by its node selection and tolerations. */
+  domainsFor(v: Variant, key: string): string[] {
     let d = v.domains.get(key);
     if (d) return d;
     // Variants with the same node selection and tolerations share their domains.
