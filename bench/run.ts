@@ -307,8 +307,18 @@ function main(args: string[]): void {
   }
 }
 
+const USAGE =
+  'usage: npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1,mixed] [--runs N] [--write | --merge]';
+const FLAGS = new Set(['--sizes', '--suites', '--runs', '--write', '--merge']);
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
+  // An unknown flag (--help, a typo) must not run the full benchmark and overwrite results.json.
+  const unknown = args.find((a) => a.startsWith('-') && !FLAGS.has(a));
+  if (unknown) {
+    console.error(`${unknown === '--help' || unknown === '-h' ? '' : `unknown flag ${unknown}\n`}${USAGE}`);
+    process.exit(unknown === '--help' || unknown === '-h' ? 0 : 2);
+  }
   main(args);
   // The runtime figures join results.json only on a full run (or --write), like the scheduling ones;
   // --merge is for scheduling figures alone.
