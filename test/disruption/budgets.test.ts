@@ -11,22 +11,10 @@ import {
   resolveBudgetNodes,
 } from '../../shared/disruption/budgets';
 import { UNLIMITED } from '../../shared/disruption/types';
+import { testNodePool } from '../support/nodepools';
 
 function pool(budgets?: Budget[]): NodePool {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name: 'general' },
-    spec: {
-      template: {
-        spec: {
-          requirements: [],
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-        },
-      },
-      ...(budgets ? { disruption: { consolidateAfter: '0s', budgets } } : {}),
-    },
-  };
+  return testNodePool(budgets ? { disruption: { consolidateAfter: '0s', budgets } } : {});
 }
 
 const at = (iso: string) => Date.parse(iso);

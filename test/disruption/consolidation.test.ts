@@ -11,6 +11,7 @@ import type { ClusterNode } from '../../shared/disruption/plan';
 import { isEvictable } from '../../shared/kube/client';
 import { instanceType } from '../scheduling/helpers';
 import { pod } from '../support/kube/builders';
+import { testNodePool } from '../support/nodepools';
 
 const NOW = Date.parse('2026-12-02T12:00:00Z');
 const HOUR = 3600_000;
@@ -19,17 +20,9 @@ function pool(
   disruption: Partial<NonNullable<NodePool['spec']['disruption']>> = {},
   budgets: Budget[] = [{ nodes: '1' }],
 ): NodePool {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name: 'general' },
-    spec: {
-      template: {
-        spec: { requirements: [], nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
-      },
-      disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '30s', budgets, ...disruption },
-    },
-  };
+  return testNodePool({
+    disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '30s', budgets, ...disruption },
+  });
 }
 
 // On-demand only, so that the cheaper replacement is a smaller shape, not the same shape as spot.

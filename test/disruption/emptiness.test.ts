@@ -10,22 +10,13 @@ import {
   findEmptyNodes,
 } from '../../shared/disruption/emptiness';
 import { isEvictable } from '../../shared/kube/client';
+import { testNodePool } from '../support/nodepools';
 
 const NOW = Date.parse('2026-12-03T07:00:00Z');
 const MIN = 60_000;
 
 function pool(name: string, disruption: NonNullable<NodePool['spec']['disruption']>): NodePool {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name },
-    spec: {
-      template: {
-        spec: { requirements: [], nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
-      },
-      disruption,
-    },
-  } as NodePool;
+  return testNodePool({ name, disruption });
 }
 
 function node(name: string, annotations: Record<string, string> = {}): Node {

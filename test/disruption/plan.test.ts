@@ -8,6 +8,7 @@ import { isEvictable } from '../../shared/kube/client';
 import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
 import { instanceType } from '../scheduling/helpers';
 import { pod } from '../support/kube/builders';
+import { testNodePool } from '../support/nodepools';
 
 const NOW = Date.parse('2026-12-02T12:00:00Z'); // a Wednesday
 const HOUR = 3600_000;
@@ -23,21 +24,7 @@ function pool(
   budgets: Budget[] = [{ nodes: '1' }],
   extra: Partial<NodePool['spec']['template']['spec']> = {},
 ): NodePool {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name: 'general' },
-    spec: {
-      template: {
-        spec: {
-          requirements: [],
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-          ...extra,
-        },
-      },
-      disruption: { consolidateAfter: '0s', budgets },
-    },
-  };
+  return testNodePool({ template: extra, disruption: { consolidateAfter: '0s', budgets } });
 }
 
 const ami = (id: string): ResolvedAMI[] => [

@@ -15,6 +15,7 @@ import { type DriftDeps, REPLACEMENT_TIMEOUT_MS, runDrift } from '../../shared/r
 import { CONSOLIDATION_VALIDATION_DELAY_MS } from '../../shared/runtime/drift-consolidation';
 import type { ClaimLauncher } from '../../shared/runtime/provision';
 import { instanceType } from '../scheduling/helpers';
+import { testNodePool } from '../support/nodepools';
 import { boundPod, FakeInstances, FakeKube, RecordingLog, RecordingMetrics, START, virtualTime } from './fakes';
 
 const ZONE = 'us-west-2a';
@@ -34,17 +35,10 @@ function pool(
   disruption: Partial<NonNullable<NodePool['spec']['disruption']>> = {},
   budgets: Budget[] = [{ nodes: '1' }],
 ): NodePool {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name: 'default' },
-    spec: {
-      template: {
-        spec: { requirements: [], nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
-      },
-      disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets, ...disruption },
-    },
-  };
+  return testNodePool({
+    name: 'default',
+    disruption: { consolidationPolicy: 'WhenEmptyOrUnderutilized', consolidateAfter: '0s', budgets, ...disruption },
+  });
 }
 
 let time: ReturnType<typeof virtualTime>;

@@ -12,6 +12,7 @@ import { type DriftDeps, parseDriftTrigger, REPLACEMENT_TIMEOUT_MS, runDrift } f
 import { powertools } from '../../shared/runtime/powertools';
 import type { ClaimLauncher } from '../../shared/runtime/provision';
 import { instanceType } from '../scheduling/helpers';
+import { testNodePool } from '../support/nodepools';
 import {
   boundPod,
   FakeInstances,
@@ -31,21 +32,7 @@ const nodeClass: EC2NodeClass = {
 };
 
 function pool(budgets: Budget[] = [{ nodes: '1' }], expireAfter = '720h'): NodePool {
-  return {
-    apiVersion: 'karpenter.sh/v1',
-    kind: 'NodePool',
-    metadata: { name: 'default' },
-    spec: {
-      template: {
-        spec: {
-          requirements: [],
-          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-          expireAfter,
-        },
-      },
-      disruption: { consolidateAfter: '0s', budgets },
-    },
-  };
+  return testNodePool({ name: 'default', template: { expireAfter }, disruption: { consolidateAfter: '0s', budgets } });
 }
 
 const m5 = instanceType('m5.large', { cpu: 2, memoryGiB: 8, price: 0.096, zones: ['us-west-2a'] });

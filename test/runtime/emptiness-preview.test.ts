@@ -4,27 +4,19 @@
 import { describe, expect, it } from 'vitest';
 import { emptinessToJSON, formatEmptiness } from '../../cli/commands/disruption';
 import type { Node, Pod } from '../../shared/apis/core/v1';
-import type { NodePool } from '../../shared/apis/v1/types';
 import { KUBE } from '../../shared/contracts';
 import { EMPTY_SINCE_ANNOTATION } from '../../shared/disruption/emptiness';
 import { isEvictable } from '../../shared/kube/client';
 import { previewEmptiness } from '../../shared/runtime/gc-emptiness';
 import type { ClaimInstance } from '../../shared/runtime/instances';
+import { testNodePool } from '../support/nodepools';
 
 const NOW = Date.parse('2026-12-03T07:00:00Z');
 const MIN = 60_000;
 
-const pool = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'general' },
-  spec: {
-    template: {
-      spec: { requirements: [], nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' } },
-    },
-    disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '5m', budgets: [{ nodes: '1' }] },
-  },
-} as NodePool;
+const pool = testNodePool({
+  disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '5m', budgets: [{ nodes: '1' }] },
+});
 
 function node(name: string, emptyForMs?: number): Node {
   return {
