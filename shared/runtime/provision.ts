@@ -9,6 +9,7 @@ import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_ZONE } from 
 import type { NodePool } from '../apis/v1/types';
 import { METRIC, REGISTRATION_TTL_MS } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
+import { settleReservations } from '../launch/reservations';
 import { nodeClaimName as generatedName } from '../nodeclaim';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
@@ -175,16 +176,20 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
   const inFlight = inFlightClaims(deps, live, nominations, types.byNodePool, pods, batch.daemonSets);
   const held = new Set(inFlight.flatMap((c) => c.nomination.podUids));
   const toPlace = batch.pods.filter((p) => !held.has(podUid(p)));
+  // The packer prices every claim as if a reservation held as many instances as wanted; settling
+  // gives the claims past its count the offering their launch will really get.
   const result =
     toPlace.length === 0
       ? { nodeClaims: [], existingNodes: [], unschedulable: [], totalPrice: 0 }
-      : solve({
-          pods: toPlace,
-          nodePools: deps.nodePools,
-          instanceTypes: types.byNodePool,
-          daemonSets: batch.daemonSets,
-          existingNodes: inFlight.map((c) => c.node),
-        });
+      : settleReservations(
+          solve({
+            pods: toPlace,
+            nodePools: deps.nodePools,
+            instanceTypes: types.byNodePool,
+            daemonSets: batch.daemonSets,
+            existingNodes: inFlight.map((c) => c.node),
+          }),
+        ).result;
   return { result, inFlight, alreadyNominated: batch.pods.length - toPlace.length, priceSource: types.priceSource };
 }
 

@@ -12,7 +12,7 @@ import {
   RetryableProvisionError,
 } from '../../shared/runtime/provision';
 import { awsError } from '../providers/fakes';
-import { nodePool, standardTypes } from '../scheduling/helpers';
+import { instanceType, nodePool, standardTypes } from '../scheduling/helpers';
 import { FakeInstances, FakeState, pendingPod, RecordingLog, RecordingMetrics, START } from './fakes';
 
 let now: number;
@@ -89,6 +89,30 @@ beforeEach(() => {
 });
 
 describe('provision', () => {
+  it('plans no more claims onto a capacity reservation than it holds; the rest get their next offering', async () => {
+    const reserved = instanceType('m5.large', { cpu: 2, memoryGiB: 8, price: 0.096, zones: ['us-west-2a'] });
+    reserved.offerings.push({
+      zone: 'us-west-2a',
+      capacityType: 'reserved',
+      price: 0.096 / 10_000_000,
+      available: true,
+      reservationId: 'cr-1',
+      reservationCapacity: 1,
+    });
+    const pool = nodePool('default', {
+      requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['reserved', 'on-demand'] }],
+    });
+    const report = await provision(
+      deps({
+        nodePools: [pool],
+        instanceTypes: async () => ({ byNodePool: { default: [reserved] }, priceSource: 'bundled' }),
+      }),
+      batch(pods(2, 'p', '1500m')),
+    );
+    expect(launches.map((l) => l.claim.offering.capacityType).sort()).toEqual(['on-demand', 'reserved']);
+    expect(report.detail.nodeClaims.map((c) => c.price).sort((a, b) => a - b)).toEqual([0.096 / 10_000_000, 0.096]);
+  });
+
   it('plans, launches, nominates the pods and reports the claims with their prices', async () => {
     const report = await provision(deps(), batch(pods(6)));
 
