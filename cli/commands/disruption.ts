@@ -23,7 +23,7 @@ import { driftDeps } from '../../shared/runtime/deps/drift';
 import { planFromSnapshot, takeSnapshot } from '../../shared/runtime/drift';
 import { previewConsolidation } from '../../shared/runtime/drift-consolidation';
 import { type AwsClients, instancesPort, type Runtime } from '../../shared/runtime/environment';
-import { previewEmptiness } from '../../shared/runtime/gc-emptiness';
+import { awaitedClaims, previewEmptiness } from '../../shared/runtime/gc-emptiness';
 import { ClaimInstances } from '../../shared/runtime/instances';
 import { noMetrics, silentLog } from '../../shared/runtime/telemetry';
 import { podKey } from '../../shared/scheduling';
@@ -327,6 +327,7 @@ export const disruptionCommand: Command = {
           live: snap.live,
           pods: snap.pods,
           busy: new Set([...snap.drains, ...snap.records.map((r) => r.nodeName)]),
+          awaited: awaitedClaims(snap.records, stateTable ? await runtime.state.nominations() : []),
           nodePools: deps.nodePools,
           isEvictable: deps.isEvictable,
         }),

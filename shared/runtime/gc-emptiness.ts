@@ -47,6 +47,7 @@ export interface EmptinessDeps extends DrainDeps {
       | 'reserveDisruption'
       | 'releaseDisruption'
       | 'disruptions'
+      | 'nominations'
     >;
 }
 
@@ -75,7 +76,18 @@ interface View {
   poolSizes: Map<string, number>;
 }
 
-function view(nodes: readonly Node[], live: readonly ClaimInstance[], pods: readonly Pod[], busy: Set<string>): View {
+/**
+ * `awaited`: NodeClaims pods are on their way to (nominated by the provision function, or the
+ * replacements of a disruption in progress). Such a node is empty only until its pods bind, and
+ * with Karpenter's default consolidateAfter of 0s it would otherwise be removed in that window.
+ */
+function view(
+  nodes: readonly Node[],
+  live: readonly ClaimInstance[],
+  pods: readonly Pod[],
+  busy: ReadonlySet<string>,
+  awaited: ReadonlySet<string>,
+): View {
   const byId = new Map(live.map((i) => [i.instanceId, i]));
   const bound = podsByNode(pods);
   const subjects: EmptinessSubject[] = [];
@@ -90,9 +102,21 @@ function view(nodes: readonly Node[], live: readonly ClaimInstance[], pods: read
       disrupting.set(instance.nodePool, new Set([...(disrupting.get(instance.nodePool) ?? []), name]));
       continue;
     }
+    if (awaited.has(instance.nodeClaimName)) continue;
     subjects.push({ node, nodePool: instance.nodePool, pods: bound.get(name) ?? [] });
   }
   return { subjects, disrupting, poolSizes };
+}
+
+/** The NodeClaims of live nominations and of the replacements of disruptions in progress. */
+export function awaitedClaims(
+  records: readonly DisruptionRecord[],
+  nominations: readonly { nodeClaimName: string; podUids: string[] }[],
+): Set<string> {
+  return new Set([
+    ...records.flatMap((r) => r.replacements),
+    ...nominations.filter((n) => n.podUids.length > 0).map((n) => n.nodeClaimName),
+  ]);
 }
 
 async function finishGone(
@@ -186,6 +210,8 @@ async function applySteps(deps: EmptinessDeps, steps: readonly EmptinessStep[], 
  */
 export function previewEmptiness(input: {
   now: number;
+  /** NodeClaims pods are on their way to (see view). */
+  awaited: ReadonlySet<string>;
   nodes: readonly Node[];
   live: readonly ClaimInstance[];
   pods: readonly Pod[];
@@ -194,7 +220,7 @@ export function previewEmptiness(input: {
   nodePools: readonly NodePool[];
   isEvictable(pod: Pod): boolean;
 }): { decisions: EmptyDecision[]; waiting: { nodeName: string; nodePool: string; emptySince?: number }[] } {
-  const { subjects, disrupting, poolSizes } = view(input.nodes, input.live, input.pods, new Set(input.busy));
+  const { subjects, disrupting, poolSizes } = view(input.nodes, input.live, input.pods, input.busy, input.awaited);
   const { steps, candidates } = findEmptyNodes({ ...input, subjects });
   const due = new Set(candidates.map((c) => c.nodeName));
   const marked = new Map(steps.flatMap((s) => (s.kind === 'mark' ? [[s.nodeName, s.at] as const] : [])));
@@ -217,16 +243,17 @@ export function previewEmptiness(input: {
 
 export async function runEmptiness(deps: EmptinessDeps, nodes: readonly Node[]): Promise<EmptinessReport> {
   const report: EmptinessReport = { marked: [], cleared: [], disrupted: [], blocked: [], finished: [] };
-  const [live, pods, records, drains] = await Promise.all([
+  const [live, pods, records, drains, nominations] = await Promise.all([
     deps.instances.live(),
     deps.kube.listPods(),
     deps.state.disruptionRecords(),
     deps.state.drains(),
+    deps.state.nominations(),
   ]);
   const drainNames = new Set(drains.map((d) => d.nodeName));
   report.finished = await finishGone(deps, records, nodes, drainNames);
   const busy = new Set([...drainNames, ...records.map((r) => r.nodeName)]);
-  const { subjects, disrupting, poolSizes } = view(nodes, live, pods.items, busy);
+  const { subjects, disrupting, poolSizes } = view(nodes, live, pods.items, busy, awaitedClaims(records, nominations));
   const now = deps.clock();
   const { steps, candidates } = findEmptyNodes({
     now,

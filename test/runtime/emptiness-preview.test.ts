@@ -7,7 +7,7 @@ import type { Node, Pod } from '../../shared/apis/core/v1';
 import { KUBE } from '../../shared/contracts';
 import { EMPTY_SINCE_ANNOTATION } from '../../shared/disruption/emptiness';
 import { isEvictable } from '../../shared/kube/client';
-import { previewEmptiness } from '../../shared/runtime/gc-emptiness';
+import { awaitedClaims, previewEmptiness } from '../../shared/runtime/gc-emptiness';
 import type { ClaimInstance } from '../../shared/runtime/instances';
 import { testNodePool } from '../support/nodepools';
 
@@ -69,6 +69,7 @@ describe('the emptiness preview of karpless disruption', () => {
       live: names.map(instance),
       pods: [workload('e')],
       busy: new Set(),
+      awaited: new Set(),
       nodePools: [pool],
       isEvictable,
     });
@@ -105,10 +106,43 @@ describe('the emptiness preview of karpless disruption', () => {
         live: [instance('a'), instance('e')],
         pods: [],
         busy: new Set(['e']),
+        awaited: new Set(),
         nodePools: [pool],
         isEvictable,
       }),
     );
     expect(json.empty.map((e) => [e.node, e.allowed])).toEqual([['a', false]]);
+  });
+
+  it('leaves alone a node pods are on their way to (nominated, or a replacement being waited for)', () => {
+    const json = emptinessToJSON(
+      previewEmptiness({
+        now: NOW,
+        nodes: [node('a', 20 * MIN), node('b', 10 * MIN)],
+        live: [instance('a'), instance('b')],
+        pods: [],
+        busy: new Set(),
+        awaited: awaitedClaims(
+          [
+            {
+              nodeName: 'old',
+              instanceId: 'i-old',
+              nodePool: 'general',
+              reason: 'Drifted',
+              detail: '',
+              replacements: ['general-b'],
+              phase: 'replacing',
+              startedAt: NOW,
+              expiresAt: NOW + MIN,
+            },
+          ],
+          [{ nodeClaimName: 'general-a', podUids: ['uid-1'] }],
+        ),
+        nodePools: [pool],
+        isEvictable,
+      }),
+    );
+    expect(json.empty).toEqual([]);
+    expect(json.emptyWaiting).toEqual([]);
   });
 });

@@ -191,4 +191,14 @@ describe('runGarbageCollection', () => {
     expect(second.emptiness.disrupted.map((d) => d.node)).toEqual(['b']);
     expect(await t.state.disruptions('default', BUDGET_LEDGER_KEY)).toEqual(['b']);
   });
+
+  it('does not remove an empty node whose nominated pods have not bound yet', async () => {
+    const t = setup();
+    t.instances.add({ instanceId: 'i-0a', nodeClaimName: 'default-a', launchTime: NOW - HOUR });
+    t.kube.putNode(ourNode('a', 'i-0a'));
+    await t.state.nominate({ nodeClaimName: 'default-a', nodePool: 'default', podUids: ['u1'], expiresAt: NOW + HOUR });
+    const report = await runGarbageCollection(t.deps);
+    expect(report.emptiness.disrupted).toEqual([]);
+    expect(report.emptiness.marked).toEqual([]);
+  });
 });
