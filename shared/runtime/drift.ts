@@ -288,10 +288,15 @@ async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): P
   }
 }
 
-function replacementNames(decision: CandidateDecision): string[] {
+/**
+ * Named after the old instance and the start, and kept in the record: a resumed run finds the same
+ * replacements, while a new start after an abandoned one launches new ones instead of re-finding the
+ * replacement that never registered (and its CreateFleet client token).
+ */
+function replacementNames(decision: CandidateDecision, startedAt: number): string[] {
   const { candidate } = decision;
   return decision.replacement.nodeClaims.map((c, i) =>
-    nodeClaimName(c.nodePool, `disruption/${candidate.instanceId}/${i}`),
+    nodeClaimName(c.nodePool, `disruption/${candidate.instanceId}/${startedAt}/${i}`),
   );
 }
 
@@ -321,7 +326,8 @@ export async function startDisruption(
       return;
     }
   }
-  const names = replacementNames(decision);
+  const startedAt = deps.clock();
+  const names = replacementNames(decision, startedAt);
   const record: DisruptionRecord = {
     nodeName: candidate.nodeName,
     instanceId: candidate.instanceId,
@@ -330,8 +336,8 @@ export async function startDisruption(
     detail: candidate.detail,
     replacements: names,
     phase: 'replacing',
-    startedAt: deps.clock(),
-    expiresAt: deps.clock() + DISRUPTION_RECORD_TTL_MS,
+    startedAt,
+    expiresAt: startedAt + DISRUPTION_RECORD_TTL_MS,
   };
   await deps.state.putDisruption(record);
   seen.add(candidate.nodeName);

@@ -235,6 +235,11 @@ describe('runDrift', () => {
     });
     expect(await state.disruptions('default', 'disrupting')).toEqual([]);
     expect(await state.disruptionRecords()).toEqual([]);
+    // Started again later: a new replacement, not the one that never registered.
+    const again = await runDrift(deps(p), { kind: 'schedule' });
+    expect(again.started.map((x) => x.node)).toEqual(['a']);
+    expect(launches).toHaveLength(2);
+    expect(launches[1]).not.toBe(launches[0]);
   });
 
   it('undoes the start when the replacement cannot launch, so the next run tries again', async () => {
