@@ -11,23 +11,14 @@ import {
   CONDITION_SUBNETS_READY,
   resolveNodeClass,
 } from '../../nodeclass';
-import type { NodeClassResolution, NodeClassResolverDeps } from '../../nodeclass/readiness';
+import type { NodeClassResolution } from '../../nodeclass/readiness';
 import { AMIProvider } from '../../providers/ami';
-import { CapacityReservationProvider } from '../../providers/capacityreservation';
-import { type Cluster, ClusterProvider } from '../../providers/cluster';
-import { InstanceLauncher } from '../../providers/instance';
-import { InstanceProfileProvider } from '../../providers/instanceprofile';
-import { LaunchTemplateProvider } from '../../providers/launchtemplate';
-import { PlacementGroupProvider } from '../../providers/placementgroup';
-import { ec2Api, eksApi, iamApi, ssmApi } from '../../providers/ports';
-import { SecurityGroupProvider } from '../../providers/securitygroup';
-import { SubnetProvider } from '../../providers/subnet';
-import { StateUnavailableOfferings } from '../../providers/unavailableofferings';
+import type { Cluster } from '../../providers/cluster';
 import type { DriftDeps, DriftSession } from '../drift';
 import { instanceTypeSource, kubeClient, type Runtime } from '../environment';
 import { AwsClaimLauncher } from '../launcher';
 import type { Telemetry } from '../telemetry';
-import { launchClients } from './launch-clients';
+import { launchPath } from './launch-path';
 
 function conditionTrue(resolution: NodeClassResolution, type: string): boolean {
   return resolution.nodeClass.status?.conditions?.some((c) => c.type === type && c.status === 'True') === true;
@@ -46,32 +37,11 @@ export function nodeClassToday(nodeClass: EC2NodeClass, resolution: NodeClassRes
 }
 
 export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise<DriftDeps> {
-  const { clients, settings, clock } = runtime;
-  const { ssm, iam } = launchClients(runtime);
-  const ec2 = ec2Api(clients.ec2);
-  const clusterProvider = new ClusterProvider(eksApi(clients.eks));
+  const { settings, clock } = runtime;
   // Replacements plan and launch onto reservations as provision does, counted by one provider.
-  const reservations = new CapacityReservationProvider(ec2, { clock });
-  const resolver: Omit<NodeClassResolverDeps, 'amis' | 'k8sVersion' | 'clock' | 'mode'> = {
-    subnets: new SubnetProvider(ec2),
-    securityGroups: new SecurityGroupProvider(ec2),
-    instanceProfiles: new InstanceProfileProvider(iamApi(iam), {
-      clusterName: settings.cluster,
-      region: settings.region,
-    }),
-    capacityReservations: reservations,
-    placementGroups: new PlacementGroupProvider(ec2, { clock }),
-  };
-  const instanceLauncher = new InstanceLauncher({
-    ec2,
-    launchTemplates: new LaunchTemplateProvider(ec2, clock),
-    unavailable: new StateUnavailableOfferings(runtime.state, clock),
-    clusterName: settings.cluster,
-    region: settings.region,
-    reservations,
-  });
+  const { ec2, ssm, clusterProvider, reservations, resolver, instanceLauncher } = launchPath(runtime);
   const session = async (): Promise<DriftSession> => {
-    const amis = new AMIProvider(ec2, ssmApi(ssm), clock);
+    const amis = new AMIProvider(ec2, ssm, clock);
     const cluster: Promise<Cluster> = clusterProvider.describe(settings.cluster);
     const { version } = await cluster;
     const nodeClasses = new Map<string, NodeClassToday>();
