@@ -16,6 +16,7 @@ import type { LabelSelector, Node, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
 import { KUBE } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
+import { deletionTimestamp } from '../runtime/objects';
 import { type PlannedNodeClaim, podKey, solve } from '../scheduling';
 import { compileSelector } from '../scheduling/topology';
 import { toExistingNodes } from '../workloads/nodes';
@@ -69,10 +70,6 @@ export interface ConsolidationInput {
   isEvictable(pod: Pod): boolean;
 }
 
-function deleting(node: Node): boolean {
-  return (node.metadata as { deletionTimestamp?: string }).deletionTimestamp !== undefined;
-}
-
 function lastPodEvent(entry: ClusterNode): number {
   const times = entry.pods.map((p) => Date.parse(p.metadata.creationTimestamp ?? '')).filter(Number.isFinite);
   return Math.max(entry.instance.launchTime ?? 0, ...times);
@@ -109,7 +106,8 @@ function candidateOf(input: ConsolidationInput, entry: ClusterNode): Consolidati
   }
   const after = consolidateAfterMs(pool);
   if (after === undefined) return 'consolidateAfter is Never';
-  if (deleting(node) || input.disrupting.get(instance.nodePool)?.has(node.metadata.name)) return 'already disrupting';
+  if (deletionTimestamp(node) || input.disrupting.get(instance.nodePool)?.has(node.metadata.name))
+    return 'already disrupting';
   if (labels[KUBE.registeredLabel] !== 'true' || labels[KUBE.initializedLabel] !== 'true') return 'not initialized';
   if (node.metadata.annotations?.[KUBE.doNotDisruptAnnotation] === 'true')
     return `annotated ${KUBE.doNotDisruptAnnotation}`;
@@ -147,7 +145,7 @@ function cheapest(type: InstanceType): number {
 function simulate(input: ConsolidationInput, candidate: ConsolidationCandidate): ConsolidationCommand | string {
   const busy = new Set([...input.disrupting.values()].flatMap((s) => [...s]));
   const landing = [...input.nodes, ...(input.otherNodes ?? [])].filter(
-    (e) => e.node.metadata.name !== candidate.nodeName && !deleting(e.node) && !busy.has(e.node.metadata.name),
+    (e) => e.node.metadata.name !== candidate.nodeName && !deletionTimestamp(e.node) && !busy.has(e.node.metadata.name),
   );
   const existing = toExistingNodes(
     landing.map((e) => e.node),

@@ -13,6 +13,7 @@ import { parseDurationSeconds } from '../apis/duration';
 import { DEFAULT_CONSOLIDATE_AFTER } from '../apis/v1/defaults';
 import type { NodePool } from '../apis/v1/types';
 import { KUBE } from '../contracts';
+import { deletionTimestamp } from '../runtime/objects';
 import { allowedDisruptions, budgetDecision, budgetLimit } from './budgets';
 import type { BudgetDecision } from './types';
 
@@ -60,15 +61,11 @@ export function consolidateAfterMs(nodePool: NodePool): number | undefined {
   return seconds === undefined ? undefined : seconds * 1000;
 }
 
-function deleting(node: Node): boolean {
-  return (node.metadata as { deletionTimestamp?: string }).deletionTimestamp !== undefined;
-}
-
 /** Registered and initialized by karpless, not being deleted, not annotated do-not-disrupt. */
 function eligible(node: Node): boolean {
   const labels = node.metadata.labels ?? {};
   if (labels[KUBE.registeredLabel] !== 'true' || labels[KUBE.initializedLabel] !== 'true') return false;
-  if (deleting(node)) return false;
+  if (deletionTimestamp(node)) return false;
   return node.metadata.annotations?.[KUBE.doNotDisruptAnnotation] !== 'true';
 }
 
@@ -82,7 +79,7 @@ export function findEmptyNodes(input: EmptinessInput): { steps: EmptinessStep[];
     const pool = input.nodePools.find((p) => p.metadata.name === nodePool);
     const after = pool ? consolidateAfterMs(pool) : undefined;
     const empty = !pods.some(input.isEvictable);
-    if (deleting(node)) continue;
+    if (deletionTimestamp(node)) continue;
     if (after === undefined || !eligible(node) || !empty) {
       if (stamp !== undefined) steps.push({ kind: 'clear', nodeName: name });
       continue;

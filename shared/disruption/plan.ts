@@ -11,6 +11,7 @@ import type { Node, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
 import { KUBE } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
+import { deletionTimestamp } from '../runtime/objects';
 import { type ExistingNode, type PlannedNodeClaim, podKey, solve, type UnschedulablePod } from '../scheduling';
 import { toExistingNodes } from '../workloads/nodes';
 import { budgetDecision, budgetLimit } from './budgets';
@@ -87,10 +88,6 @@ export interface CandidateInput {
   isEvictable(pod: Pod): boolean;
 }
 
-function deleting(node: Node): boolean {
-  return (node.metadata as { deletionTimestamp?: string }).deletionTimestamp !== undefined;
-}
-
 function doNotDisrupt(entry: ClusterNode, isEvictable: (pod: Pod) => boolean): string | undefined {
   if (entry.node.metadata.annotations?.[KUBE.doNotDisruptAnnotation] === 'true') return 'the node';
   const pod = entry.pods.find(
@@ -123,7 +120,7 @@ export function findCandidates(input: CandidateInput): { candidates: DisruptionC
     const labels = entry.node.metadata.labels ?? {};
     const nodePool = input.nodePools.find((p) => p.metadata.name === entry.instance.nodePool);
     const today = input.nodeClasses.get(entry.instance.nodeClass);
-    if (deleting(entry.node) || !nodePool || !today) continue;
+    if (deletionTimestamp(entry.node) || !nodePool || !today) continue;
     if (labels[KUBE.registeredLabel] !== 'true' || labels[KUBE.initializedLabel] !== 'true') continue;
     const pods = entry.pods.filter(input.isEvictable);
     const name = entry.node.metadata.name;
@@ -177,7 +174,7 @@ function asPending(pod: Pod): Pod {
 /** The capacity candidates' pods may move to: every node that is neither a candidate nor disrupting. */
 function landingNodes(input: PlanInput, excludedNames: ReadonlySet<string>): ExistingNode[] {
   const entries = [...input.nodes, ...(input.otherNodes ?? [])].filter(
-    (e) => !excludedNames.has(e.node.metadata.name) && !deleting(e.node),
+    (e) => !excludedNames.has(e.node.metadata.name) && !deletionTimestamp(e.node),
   );
   return toExistingNodes(
     entries.map((e) => e.node),

@@ -29,7 +29,7 @@ import type { DisruptionRecord, FullStateStore } from '../providers/state';
 import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
 import { type ConsolidationOutcome, consolidateAfterDrift } from './drift-consolidation';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
-import { deletionTimestamp } from './objects';
+import { deletionTimestamp, podsByNode } from './objects';
 import type { ClaimLauncher, ResolvedInstanceTypes } from './provision';
 
 /** Disruption records outlive the longest drain we wait for; a stale one is dropped by its TTL. */
@@ -137,15 +137,6 @@ export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
     records,
     drains: new Set(drains.map((d) => d.nodeName)),
   };
-}
-
-function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
-  const out = new Map<string, Pod[]>();
-  for (const pod of pods) {
-    const name = pod.spec.nodeName;
-    if (name) out.set(name, [...(out.get(name) ?? []), pod]);
-  }
-  return out;
 }
 
 /** Our nodes (their instance is one of this cluster's) and everyone else's, each with its pods. */

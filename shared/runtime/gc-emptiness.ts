@@ -25,7 +25,7 @@ import { errorMessage } from '../providers/aws-errors';
 import type { DisruptionRecord, FullStateStore } from '../providers/state';
 import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
-import { deletionTimestamp } from './objects';
+import { deletionTimestamp, podsByNode } from './objects';
 
 /** Emptiness records live as long as drift's: the drain they start may wait on PDBs for days. */
 export const EMPTY_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -59,15 +59,6 @@ export interface EmptinessReport {
   blocked: { node: string; message: string }[];
   /** Empty disruptions whose Node is gone: slot released, record deleted. */
   finished: string[];
-}
-
-function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
-  const out = new Map<string, Pod[]>();
-  for (const pod of pods) {
-    const name = pod.spec.nodeName;
-    if (name) out.set(name, [...(out.get(name) ?? []), pod]);
-  }
-  return out;
 }
 
 interface View {

@@ -19,6 +19,19 @@ export function deletionTimestamp(object: Pod | Node): string | undefined {
   return (object.metadata as LiveMeta).deletionTimestamp;
 }
 
+/** Bound pods by node name (spec.nodeName); unbound pods are left out. */
+export function podsByNode(pods: readonly Pod[]): Map<string, Pod[]> {
+  const out = new Map<string, Pod[]>();
+  for (const pod of pods) {
+    const name = pod.spec.nodeName;
+    if (!name) continue;
+    const list = out.get(name);
+    if (list) list.push(pod);
+    else out.set(name, [pod]);
+  }
+  return out;
+}
+
 export function finalizers(object: Pod | Node): string[] {
   return (object.metadata as LiveMeta).finalizers ?? [];
 }
