@@ -94,11 +94,18 @@ export async function previewConsolidation(
   snap: Snapshot,
 ): Promise<{ skipped?: string; plan?: ConsolidationPlan }> {
   if (!consolidates(deps)) return { skipped: 'no NodePool has consolidationPolicy WhenEmptyOrUnderutilized' };
-  return { plan: (await plan(deps, snap)).result };
+  // Nothing has changed since the snapshot: only the PDBs are still to read.
+  const pdbs = (await deps.kube.listPodDisruptionBudgets()).items.map(budgetView);
+  return { plan: planOn(deps, snap, pdbs).result };
 }
 
+/** The run acted since its snapshot: consolidation plans on a fresh read of the cluster. */
 async function plan(deps: DriftDeps, snap: Snapshot) {
   const { fresh, pdbs } = await freshSnapshot(deps, snap);
+  return planOn(deps, fresh, pdbs);
+}
+
+function planOn(deps: DriftDeps, fresh: Snapshot, pdbs: DisruptionBudgetView[]) {
   const { ours, others } = clusterNodes(fresh);
   const disrupting = disruptingByPool(fresh, ours);
   const result = planSingleNodeConsolidation({
