@@ -97,7 +97,7 @@ export function loadBundledConfiguration(path: string): Configuration {
 export interface AwsClients {
   ec2: EC2Client;
   eks: EKSClient;
-  /** Only the provision path reads SSM and IAM; built there when not given. */
+  /** Only the launching functions read SSM and IAM; deps/launch-path.ts builds them when not given. */
   ssm?: SSMClient;
   iam?: IAMClient;
   dynamodb: DynamoDBClient;
@@ -193,7 +193,7 @@ export function noticePublisher(runtime: Runtime): NoticePublisher {
   };
 }
 
-export function nodePoolOf(runtime: Runtime, name: string) {
+function nodePoolOf(runtime: Runtime, name: string) {
   return runtime.config.nodePools.find((p) => p.metadata.name === name);
 }
 
