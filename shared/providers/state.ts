@@ -156,3 +156,15 @@ export interface StateLedgers {
 }
 
 export type FullStateStore = StateStore & StateLedgers;
+
+/** What a disruption (drift, expiration, emptiness, consolidation) reads and writes: its record, the budget ledger, drains. */
+export type DisruptionState = Pick<
+  FullStateStore,
+  | 'putDisruption'
+  | 'disruptionRecords'
+  | 'deleteDisruption'
+  | 'drains'
+  | 'reserveDisruption'
+  | 'releaseDisruption'
+  | 'disruptions'
+>;

@@ -25,7 +25,7 @@ import { nodeClaimName } from '../nodeclaim';
 import { noticeDaemonSetFromDaemonSet, podFromNoticeDaemonSet } from '../notice';
 import { errorMessage } from '../providers/aws-errors';
 import type { Sleep } from '../providers/clock';
-import type { DisruptionRecord, FullStateStore } from '../providers/state';
+import type { DisruptionRecord, DisruptionState } from '../providers/state';
 import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
 import { type ConsolidationOutcome, consolidateAfterDrift } from './drift-consolidation';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
@@ -73,17 +73,7 @@ export interface DriftDeps extends DrainDeps {
   instanceTypes(): Promise<ResolvedInstanceTypes>;
   instances: Pick<ClaimInstances, 'live' | 'terminate'>;
   kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes' | 'listDaemonSets' | 'listPodDisruptionBudgets'>;
-  state: DrainDeps['state'] &
-    Pick<
-      FullStateStore,
-      | 'putDisruption'
-      | 'disruptionRecords'
-      | 'deleteDisruption'
-      | 'drains'
-      | 'reserveDisruption'
-      | 'releaseDisruption'
-      | 'disruptions'
-    >;
+  state: DrainDeps['state'] & DisruptionState;
   /** Waits out consolidation's validation delay; absent, the command is re-validated at once. */
   sleep?: Sleep;
 }

@@ -22,7 +22,7 @@ import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
 import type { BudgetLimit } from '../disruption/types';
 import type { KubeClient } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
-import type { DisruptionRecord, FullStateStore } from '../providers/state';
+import type { DisruptionRecord, DisruptionState, FullStateStore } from '../providers/state';
 import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { deletionTimestamp, podsByNode } from './objects';
@@ -37,18 +37,7 @@ export interface EmptinessDeps extends DrainDeps {
   nodePools: NodePool[];
   instances: DrainDeps['instances'] & Pick<ClaimInstances, 'live'>;
   kube: DrainDeps['kube'] & Pick<KubeClient, 'listPods' | 'patchNode' | 'deleteNode'>;
-  state: DrainDeps['state'] &
-    Pick<
-      FullStateStore,
-      | 'putDisruption'
-      | 'disruptionRecords'
-      | 'deleteDisruption'
-      | 'drains'
-      | 'reserveDisruption'
-      | 'releaseDisruption'
-      | 'disruptions'
-      | 'nominations'
-    >;
+  state: DrainDeps['state'] & DisruptionState & Pick<FullStateStore, 'nominations'>;
 }
 
 export interface EmptinessReport {
