@@ -160,6 +160,92 @@ describe('solve: packing', () => {
   });
 });
 
+// Upstream: pkg/controllers/provisioning/suite_test.go "Limits" and scheduler.go filterByRemainingResources /
+// subtractMax; the usage is what the NodePool's claims already hold (shared/nodeclaim/usage.ts).
+describe('solve: NodePool limits against existing usage', () => {
+  const antiAffine: Partial<Pod['spec']> = {
+    affinity: {
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { topologyKey: HOST, labelSelector: { matchLabels: { app: 'spread' } } },
+        ],
+      },
+    },
+  };
+
+  it('does not open a claim whose largest instance type could exceed the remaining limit', () => {
+    // Prepare: cpu limit 10 with 8 used leaves 2 vCPU; the pod fits a 2-vCPU type.
+    const result = run({
+      pods: [pod('small', { cpu: '1', memory: '1Gi' })],
+      nodePools: [nodePool('general', { limits: { cpu: '10' } })],
+      nodePoolUsage: { general: { cpu: 8000, nodes: 1 } },
+    });
+    // Assess: one claim, and none of the types it lists is larger than the 2 vCPU left.
+    expect(result.nodeClaims).toHaveLength(1);
+    expect(Math.max(...result.nodeClaims[0]!.instanceTypes.map((t) => t.capacity.cpu ?? 0))).toBe(2000);
+  });
+
+  it('opens a claim whose largest type uses exactly the remaining limit (capacity ≤ remaining, as upstream)', () => {
+    const result = run({
+      pods: [pod('p', { cpu: '7', memory: '1Gi' })],
+      nodePools: [nodePool('general', { limits: { cpu: '16' } })],
+      nodePoolUsage: { general: { cpu: 8000, nodes: 1 } },
+    });
+    expect(result.nodeClaims).toHaveLength(1);
+    expect(result.nodeClaims[0]!.offering.instanceType).toMatch(/\.2xlarge$/);
+  });
+
+  it('plans nothing for a pool whose cpu is used up by its existing claims, and says why', () => {
+    const result = run({
+      pods: [pod('p', { cpu: '1', memory: '1Gi' })],
+      nodePools: [nodePool('general', { limits: { cpu: '8' } })],
+      nodePoolUsage: { general: { cpu: 8000, memory: 32 * 2 ** 30, nodes: 1 } },
+    });
+    expect(result.nodeClaims).toEqual([]);
+    expect(result.unschedulable[0]!.reasons).toContain('NodePool general: limits exhausted (cpu 8 of 8 used)');
+  });
+
+  it('a pod too large for what is left is unschedulable although a smaller pod would fit', () => {
+    const result = run({
+      pods: [pod('big', { cpu: '3', memory: '1Gi' })],
+      nodePools: [nodePool('general', { limits: { cpu: '10' } })],
+      nodePoolUsage: { general: { cpu: 8000 } },
+    });
+    expect(result.nodeClaims).toEqual([]);
+    expect(result.unschedulable[0]!.reasons[0]).toMatch(/^NodePool general: limits exhausted \(cpu 8 of 10 used\)/);
+  });
+
+  it('counts the nodes limit: existing claims plus the claims of this solve never pass it', () => {
+    // Prepare: nodes limit 3 with 1 used; three pods that must each have a node of their own.
+    const result = run({
+      pods: pods('spread', 3, { cpu: '1', memory: '1Gi', labels: { app: 'spread' }, ...antiAffine }),
+      nodePools: [nodePool('general', { limits: { nodes: '3' } })],
+      nodePoolUsage: { general: { cpu: 2000, nodes: 1 } },
+    });
+    // Assess: two claims, the third pod waits with the nodes limit as its reason.
+    expect(result.nodeClaims).toHaveLength(2);
+    expect(result.unschedulable).toHaveLength(1);
+    expect(result.unschedulable[0]!.reasons).toContain('NodePool general: limits exhausted (nodes 3 of 3 used)');
+  });
+
+  it('falls back to a lower-weight pool once the first one is used up by its existing claims', () => {
+    const result = run({
+      pods: [pod('p', { cpu: '1', memory: '1Gi' })],
+      nodePools: [nodePool('first', { weight: 50, limits: { nodes: '2' } }), nodePool('second')],
+      nodePoolUsage: { first: { nodes: 2 } },
+    });
+    expect(result.nodeClaims.map((c) => c.nodePool)).toEqual(['second']);
+  });
+
+  it('ignores the usage of a pool without limits', () => {
+    const result = run({
+      pods: [pod('p', { cpu: '1', memory: '1Gi' })],
+      nodePoolUsage: { general: { cpu: 1e9, nodes: 1000 } },
+    });
+    expect(result.nodeClaims).toHaveLength(1);
+  });
+});
+
 describe('solve: requirements and taints', () => {
   const pools = () => [
     nodePool('general', {
