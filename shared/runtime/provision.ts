@@ -11,6 +11,7 @@ import { METRIC, REGISTRATION_TTL_MS } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
 import { settleReservations } from '../launch/reservations';
 import { nodeClaimName as generatedName } from '../nodeclaim';
+import { capacityFromCatalog, nodePoolUsage } from '../nodeclaim/usage';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../providers/instance';
@@ -188,6 +189,8 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
             instanceTypes: types.byNodePool,
             daemonSets: batch.daemonSets,
             existingNodes: inFlight.map((c) => c.node),
+            // Every claim of a pool counts against its limits, not only the ones this batch fills.
+            nodePoolUsage: nodePoolUsage({ instances: live, typeCapacity: capacityFromCatalog(types.byNodePool) }),
           }),
         ).result;
   return { result, inFlight, alreadyNominated: batch.pods.length - toPlace.length, priceSource: types.priceSource };

@@ -194,6 +194,23 @@ describe('provision', () => {
     expect(launches).toHaveLength(1);
   });
 
+  it('counts the claims earlier decisions launched against NodePool limits: the second decision launches nothing', async () => {
+    // Prepare: cpu limit 8; the first decision fills it with one 8-vCPU claim (whose nomination then expires).
+    const limited = { nodePools: [nodePool('default', { limits: { cpu: '8' } })] };
+    const first = await provision(deps(limited), batch(pods(1, 'a', '7')));
+    expect(first.detail.nodeClaims.map((c) => c.instanceType)).toEqual([expect.stringMatching(/\.2xlarge$/)]);
+    now += 16 * 60 * 1000;
+    // Act: new pods in a later decision.
+    const second = await provision(deps(limited), batch(pods(2, 'b', '1'), '2026-01-01T00:20:00.000Z'));
+    // Assess: the live instance holds the whole limit, so nothing is launched and the pods say why.
+    expect(second.detail.nodeClaims).toEqual([]);
+    expect(launches).toHaveLength(1);
+    expect(second.detail.unschedulable.map((u) => u.reasons[0])).toEqual([
+      'NodePool default: limits exhausted (cpu 8 of 8 used)',
+      'NodePool default: limits exhausted (cpu 8 of 8 used)',
+    ]);
+  });
+
   it('reports pods that fit nowhere with the reasons', async () => {
     const huge = pods(1, 'huge', '500');
     const report = await provision(deps(), batch(huge));
