@@ -137,7 +137,7 @@ export interface Pod {
   kind?: 'Pod';
   metadata: PodMeta;
   spec: PodSpec;
-  status?: { phase?: string; conditions?: { type: string; status: string; reason?: string }[] };
+  status?: { phase?: string; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
 
 export interface PodTemplateSpec {
