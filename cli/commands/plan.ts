@@ -11,7 +11,15 @@ import { type ReservedCapacity, withReservedOfferings } from '../../shared/insta
 import { resolveInstanceTypes } from '../../shared/instancetypes/resolve';
 import type { Catalog, InstanceType } from '../../shared/instancetypes/types';
 import { settleReservations } from '../../shared/launch/reservations';
+import {
+  capacityFromCatalog,
+  formatLimitsUsage,
+  limitsUsage,
+  type NodePoolLimits,
+  nodePoolUsage,
+} from '../../shared/nodeclaim/usage';
 import { podKey, type SchedulingResult, solve } from '../../shared/scheduling';
+import { formatLimit } from '../../shared/scheduling/packing/reason-text';
 import { collectWorkloads, toExistingNodes } from '../../shared/workloads';
 import { type Command, flagValue, flagValues, type IO, type ParsedArgs, parseArgs, UsageError } from '../command';
 import {
@@ -33,7 +41,8 @@ Flags (each may repeat, or take comma-separated paths):
   --pods PATH        Pods, PodLists, Deployments, StatefulSets, ReplicaSets and Jobs (expanded into
                      their pods); pods with spec.nodeName count on that node (see --nodes)
   --daemonsets PATH  DaemonSets whose pods run on every node they tolerate (overhead)
-  --nodes PATH       existing Nodes, filled before any new NodeClaim is planned
+  --nodes PATH       existing Nodes, filled before any new NodeClaim is planned; a Node labelled
+                     karpenter.sh/nodepool counts its capacity against that NodePool's limits
   --catalog FILE     instance-type catalog JSON (default: the built-in us-east-1 snapshot)
   --json             print the plan as JSON: {nodeClaims, unschedulable, totalPrice, …}
   --requests DIR     also write, per planned NodeClaim, the exact CreateLaunchTemplate and
@@ -62,9 +71,11 @@ export interface PlanJSON {
   unschedulable: { pod: string; reasons: string[] }[];
   totalPrice: number;
   existingNodes: { name: string; pods: string[] }[];
+  /** NodePools with limits that the given --nodes already use, before this plan. */
+  limits: { nodePool: string; used: Record<string, string>; limits: Record<string, string>; exhausted: boolean }[];
 }
 
-export function planToJSON(result: SchedulingResult): PlanJSON {
+export function planToJSON(result: SchedulingResult, limits: readonly NodePoolLimits[] = []): PlanJSON {
   return {
     nodeClaims: result.nodeClaims.map((claim) => ({
       nodePool: claim.nodePool,
@@ -84,7 +95,18 @@ export function planToJSON(result: SchedulingResult): PlanJSON {
     unschedulable: result.unschedulable.map((u) => ({ pod: podKey(u.pod), reasons: u.reasons })),
     totalPrice: roundPrice(result.totalPrice),
     existingNodes: result.existingNodes.map((n) => ({ name: n.name, pods: n.pods.map(podKey) })),
+    limits: limits.map((l) => ({
+      nodePool: l.nodePool,
+      used: Object.fromEntries(l.resources.map((r) => [r.resource, formatLimit(r.resource, r.used)])),
+      limits: Object.fromEntries(l.resources.map((r) => [r.resource, formatLimit(r.resource, r.limit)])),
+      exhausted: l.exhausted,
+    })),
   };
+}
+
+/** The NodePools with limits whose claims (the given --nodes) already use some of them. */
+export function usedLimits(limits: readonly NodePoolLimits[]): NodePoolLimits[] {
+  return limits.filter((l) => l.resources.some((r) => r.used > 0));
 }
 
 // Sums of float prices pick up noise (0.1 + 0.2); prices are quoted to 1/10000 of a cent at most.
@@ -109,8 +131,8 @@ function table(rows: string[][]): string {
     .join('');
 }
 
-/** The human-readable plan: claims, pods on existing nodes, unschedulable pods with reasons, total. */
-export function formatPlan(result: SchedulingResult): string {
+/** The human-readable plan: claims, pods on existing nodes, unschedulable pods with reasons, limits in use, total. */
+export function formatPlan(result: SchedulingResult, limits: readonly NodePoolLimits[] = []): string {
   let out = '';
   if (result.nodeClaims.length > 0) {
     const rows = [['NODEPOOL', 'INSTANCE TYPE', 'CAPACITY', 'ZONE', 'PODS', '$/HOUR']];
@@ -143,6 +165,12 @@ export function formatPlan(result: SchedulingResult): string {
     for (const { pod, reasons } of result.unschedulable) {
       out += `  ${podKey(pod)}\n`;
       for (const reason of reasons.length > 0 ? reasons : ['no reason given']) out += `    ${reason}\n`;
+    }
+  }
+  if (limits.length > 0) {
+    out += `\nNodePool limits used by the given nodes (used/limit):\n`;
+    for (const l of limits) {
+      out += `  ${l.nodePool}: ${formatLimitsUsage(l)}${l.exhausted ? ' (used up: no new NodeClaim for this NodePool)' : ''}\n`;
     }
   }
   const placed = result.nodeClaims.reduce((sum, claim) => sum + claim.pods.length, 0);
@@ -315,6 +343,9 @@ export const planCommand: Command = {
     }
     for (const note of reservationNotes(reservations, catalog, nodeClasses)) io.stderr.write(`note: ${note}\n`);
 
+    // Given nodes of a NodePool count against its limits, as its live claims do in the cluster.
+    const usage = nodePoolUsage({ nodes: workloads.nodes, typeCapacity: capacityFromCatalog(resolved.instanceTypes) });
+    const limits = usedLimits(limitsUsage(nodePools, usage));
     const settled = settleReservations(
       solve({
         pods: workloads.pending,
@@ -322,12 +353,13 @@ export const planCommand: Command = {
         instanceTypes: resolved.instanceTypes,
         daemonSets: workloads.daemonSets,
         existingNodes: existing.existingNodes,
+        nodePoolUsage: usage,
       }),
     );
     const result = settled.result;
     // Only the price caveat matters for reading a plan; where the catalog came from does not.
     for (const note of (catalog.notes ?? []).filter((n) => /spot/i.test(n))) io.stderr.write(`note: ${note}\n`);
-    io.stdout.write(json ? `${JSON.stringify(planToJSON(result), null, 2)}\n` : formatPlan(result));
+    io.stdout.write(json ? `${JSON.stringify(planToJSON(result, limits), null, 2)}\n` : formatPlan(result, limits));
     for (const note of overbookedNotes(settled.overbooked, reservations)) io.stderr.write(`note: ${note}\n`);
     const requestsDir = flagValue(parsed, '--requests');
     if (requestsDir !== undefined) {

@@ -8,9 +8,11 @@
 
 import type { Node } from '../apis/core/v1';
 import { LABEL_INSTANCE_TYPE, LABEL_NODEPOOL } from '../apis/v1/labels';
-import type { NodeSelectorRequirementWithMinValues, ResourceList } from '../apis/v1/types';
+import type { NodePool, NodeSelectorRequirementWithMinValues, ResourceList } from '../apis/v1/types';
 import { resourceAmounts } from '../instancetypes/capacity';
 import type { Resources } from '../instancetypes/types';
+import { formatLimit } from '../scheduling/packing/reason-text';
+import { amount } from '../scheduling/resources';
 
 /** The `nodes` pseudo-resource of `spec.limits` (Karpenter's resources.Node). */
 export const NODES = 'nodes';
@@ -141,7 +143,10 @@ export function claimUsages(input: UsageInput): ClaimUsage[] {
     // Its instance is known to be gone: the Node only waits for garbage collection.
     const instanceId = instanceIdOfProviderID(node.spec?.providerID);
     if (instanceId && live && !live.has(instanceId)) continue;
-    out.push({ name: node.metadata.name, nodePool, capacity: capacityOf(node, undefined) });
+    // A Node written by hand may give only its instance type or its allocatable.
+    const type = node.metadata.labels?.[LABEL_INSTANCE_TYPE];
+    const known = (type ? input.typeCapacity(nodePool, type) : undefined) ?? resourceAmounts(node.status?.allocatable);
+    out.push({ name: node.metadata.name, nodePool, capacity: capacityOf(node, known) });
   }
   return out;
 }
@@ -200,4 +205,43 @@ export function capacityFromCatalog(
     }
     return undefined;
   };
+}
+
+/** One resource of a NodePool's `spec.limits` and how much of it the pool's claims hold (base units). */
+export interface LimitUsage {
+  resource: string;
+  used: number;
+  limit: number;
+}
+
+/** Usage against limits for one NodePool that has `spec.limits`. */
+export interface NodePoolLimits {
+  nodePool: string;
+  resources: LimitUsage[];
+  /** Some resource is used up: no claim can be opened in the pool. */
+  exhausted: boolean;
+}
+
+/** Per NodePool with limits, in the given order: each limited resource, used and limit. */
+export function limitsUsage(nodePools: readonly NodePool[], usage: NodePoolUsage): NodePoolLimits[] {
+  const out: NodePoolLimits[] = [];
+  for (const pool of nodePools) {
+    const limits = Object.entries(pool.spec.limits ?? {});
+    if (limits.length === 0) continue;
+    const used = usage[pool.metadata.name] ?? {};
+    const resources = limits.map(([resource, quantity]) => ({
+      resource,
+      used: used[resource] ?? 0,
+      limit: amount(resource, quantity),
+    }));
+    out.push({ nodePool: pool.metadata.name, resources, exhausted: resources.some((r) => r.used >= r.limit) });
+  }
+  return out;
+}
+
+/** "cpu 8/8, memory 32Gi/64Gi, nodes 1/10": what `karpless plan` and `karpless status` print. */
+export function formatLimitsUsage(limits: NodePoolLimits): string {
+  return limits.resources
+    .map((r) => `${r.resource} ${formatLimit(r.resource, r.used)}/${formatLimit(r.resource, r.limit)}`)
+    .join(', ');
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -250,6 +250,88 @@ status: {allocatable: {cpu: "2", memory: 4Gi, pods: "10"}}
     ]);
     expect(plan.nodeClaims).toEqual([]);
     expect(plan.totalPrice).toBe(0);
+  });
+
+  it('counts --nodes of a NodePool against its limits: a pool used up plans no new claim and says why', async () => {
+    // Prepare: NodePool "limited" (cpu limit 8) with one 8-vCPU node of it, nearly full; pool "small" has none.
+    const limited = file(
+      'limited.yaml',
+      `${readFileSync(manifests, 'utf8')}---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: limited}
+spec:
+  weight: 50
+  limits: {cpu: "8"}
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+`,
+    );
+    const nodes = file(
+      'limited-nodes.yaml',
+      `kind: Node
+metadata:
+  name: ip-10-0-0-8
+  labels: {topology.kubernetes.io/zone: us-east-1b, kubernetes.io/arch: amd64, kubernetes.io/os: linux, karpenter.sh/nodepool: limited, karpenter.sh/capacity-type: on-demand, node.kubernetes.io/instance-type: m5.2xlarge}
+status:
+  capacity: {cpu: "8", memory: 32Gi, pods: "58"}
+  allocatable: {cpu: 7910m, memory: 30Gi, pods: "58"}
+`,
+    );
+    const bound = file(
+      'limited-bound.yaml',
+      'kind: Pod\nmetadata: {name: busy}\nspec: {nodeName: ip-10-0-0-8, containers: [{name: c, resources: {requests: {cpu: "7500m"}}}]}\n',
+    );
+    const pods = file('limited-pods.yaml', deployment(2));
+    const args = ['--manifests', limited, '--pods', `${pods},${bound}`, '--nodes', nodes, '--catalog', catalog];
+    // Act
+    const json = await inProcess(...args, '--json');
+    const human = await inProcess(...args);
+    // Assess: nothing for "limited" (its node holds the whole limit); the pods go to "small" instead.
+    expect(json.code).toBe(0);
+    const plan = JSON.parse(json.stdout) as PlanJSON;
+    expect(plan.nodeClaims.map((c) => c.nodePool)).toEqual(['small']);
+    expect(plan.limits).toEqual([{ nodePool: 'limited', used: { cpu: '8' }, limits: { cpu: '8' }, exhausted: true }]);
+    expect(human.stdout).toContain(
+      'NodePool limits used by the given nodes (used/limit):\n  limited: cpu 8/8 (used up: no new NodeClaim for this NodePool)\n',
+    );
+  });
+
+  it('plans no claim at all when the only NodePool is used up by --nodes, each pod saying why', async () => {
+    const only = file(
+      'only-limited.yaml',
+      `${readFileSync(manifests, 'utf8').replace('metadata: {name: small}\nspec:\n', 'metadata: {name: small}\nspec:\n  limits: {cpu: "8"}\n')}`,
+    );
+    const nodes = file(
+      'only-nodes.yaml',
+      `kind: Node
+metadata:
+  name: ip-10-0-0-9
+  labels: {topology.kubernetes.io/zone: us-east-1b, kubernetes.io/arch: amd64, kubernetes.io/os: linux, karpenter.sh/nodepool: small}
+  annotations: {}
+spec: {taints: [{key: dedicated, value: db, effect: NoSchedule}]}
+status: {capacity: {cpu: "8", memory: 32Gi, pods: "58"}}
+`,
+    );
+    const result = await inProcess(
+      '--manifests',
+      only,
+      '--pods',
+      file('only-pods.yaml', deployment(1)),
+      '--nodes',
+      nodes,
+      '--catalog',
+      catalog,
+      '--json',
+    );
+    const plan = JSON.parse(result.stdout) as PlanJSON;
+    expect(plan.nodeClaims).toEqual([]);
+    expect(plan.unschedulable.map((u) => u.reasons)).toEqual([
+      expect.arrayContaining(['NodePool small: limits exhausted (cpu 8 of 8 used)']),
+    ]);
   });
 
   it('exits 1 with the file, object and field of a bad workload', async () => {
