@@ -35,4 +35,6 @@ export const STATE_ITEM = {
   registered: 'registered',
   /** pk `budget#<nodePool>`, sk = budget key: nodes being disrupted under one disruption budget. */
   budgetPrefix: 'budget#',
+  /** pk `nodeclaim`, sk = NodeClaim name: the claim record (JSON), its NodePool and version; no TTL. */
+  nodeClaims: 'nodeclaim',
 } as const;

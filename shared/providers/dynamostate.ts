@@ -11,6 +11,7 @@ import { STATE_TABLE } from '../contracts';
 import { STATE_ITEM } from '../contracts/state-table';
 import type { CapacityType } from '../instancetypes/types';
 import { offeringKey } from '../launch/fleet';
+import { markForDeletion, type NodeClaimRecord, nodePoolOf } from '../nodeclaim/record';
 import { errorCode, errorMessage } from './aws-errors';
 import { type Clock, systemClock } from './clock';
 import type { DynamoApi } from './dynamo-port';
@@ -36,6 +37,8 @@ export const TRANSACTION_LIMIT = 100;
 const RELEASE_CONCURRENCY = 16;
 /** Read-modify-write attempts on a contended budget item before answering "no slot". */
 const BUDGET_ATTEMPTS = 5;
+/** Read-modify-write attempts when marking a contended NodeClaim record for deletion. */
+const MARK_ATTEMPTS = 5;
 
 const FREE_OR_OURS = 'attribute_not_exists(pk) OR expiresAtMs <= :now OR nodeClaimName = :claim';
 const FREE = 'attribute_not_exists(pk) OR expiresAtMs <= :now';
@@ -436,6 +439,72 @@ export class DynamoStateStore implements FullStateStore {
     return false;
   }
 
+  // --- NodeClaim records -------------------------------------------------------------------------
+
+  async getNodeClaim(name: string): Promise<NodeClaimRecord | undefined> {
+    const item = await this.get(nodeClaimKey(name));
+    return item ? this.nodeClaimOf(item) : undefined;
+  }
+
+  async nodeClaims(filter: { nodePool?: string } = {}): Promise<NodeClaimRecord[]> {
+    return (await this.queryPartition(STATE_ITEM.nodeClaims))
+      .filter((item) => filter.nodePool === undefined || str(item, 'nodePool') === filter.nodePool)
+      .map((item) => this.nodeClaimOf(item));
+  }
+
+  async createNodeClaim(record: NodeClaimRecord): Promise<NodeClaimRecord | undefined> {
+    const stored = withVersion(record, 1);
+    const key = nodeClaimKey(record.metadata.name);
+    const written = await this.conditional('creating', key, () =>
+      this.dynamo.putItem({
+        TableName: this.tableName,
+        Item: nodeClaimItem(stored, 1),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return written ? stored : undefined;
+  }
+
+  async updateNodeClaim(record: NodeClaimRecord): Promise<NodeClaimRecord | undefined> {
+    const version = Number(record.metadata.resourceVersion);
+    if (!Number.isInteger(version)) return undefined;
+    const stored = withVersion(record, version + 1);
+    const key = nodeClaimKey(record.metadata.name);
+    const written = await this.conditional('updating', key, () =>
+      this.dynamo.putItem({
+        TableName: this.tableName,
+        Item: nodeClaimItem(stored, version + 1),
+        ConditionExpression: 'version = :version',
+        ExpressionAttributeValues: { ':version': n(version) },
+      }),
+    );
+    return written ? stored : undefined;
+  }
+
+  async markNodeClaimForDeletion(name: string): Promise<NodeClaimRecord | undefined> {
+    for (let attempt = 0; attempt < MARK_ATTEMPTS; attempt++) {
+      const current = await this.getNodeClaim(name);
+      if (!current || current.metadata.deletionTimestamp !== undefined) return current;
+      const updated = await this.updateNodeClaim(markForDeletion(current, this.clock()));
+      if (updated) return updated;
+    }
+    throw new StateTableError(
+      this.tableName,
+      'marking for deletion',
+      describeKey(nodeClaimKey(name)),
+      new Error(`the record changed under ${MARK_ATTEMPTS} attempts in a row; retry the invocation`),
+    );
+  }
+
+  async deleteNodeClaim(name: string): Promise<void> {
+    const key = nodeClaimKey(name);
+    await this.call('deleting', key, () => this.dynamo.deleteItem({ TableName: this.tableName, Key: keyOf(key) }));
+  }
+
+  private nodeClaimOf(item: Item): NodeClaimRecord {
+    return withVersion(this.recordOf<NodeClaimRecord>(item, STATE_ITEM.nodeClaims), num(item, 'version'));
+  }
+
   // --- plumbing ----------------------------------------------------------------------------------
 
   private async get(key: Key): Promise<Item | undefined> {
@@ -483,6 +552,28 @@ export class DynamoStateStore implements FullStateStore {
       throw new StateTableError(this.tableName, operation, describeKey(key), error);
     }
   }
+}
+
+function nodeClaimKey(name: string): Key {
+  return { pk: STATE_ITEM.nodeClaims, sk: name };
+}
+
+/** The record with the store's version as its resourceVersion (the JSON never carries a stale one). */
+function withVersion(record: NodeClaimRecord, version: number): NodeClaimRecord {
+  return { ...record, metadata: { ...record.metadata, resourceVersion: String(version) } };
+}
+
+// The record as JSON (fields added later need no change here), with the NodePool beside it for
+// listing one pool and the version as a number for the conditions. No TTL: a record lives until gc
+// or termination deletes it with its instance.
+function nodeClaimItem(record: NodeClaimRecord, version: number): Item {
+  const { resourceVersion: _, ...metadata } = record.metadata;
+  return {
+    ...keyOf(nodeClaimKey(record.metadata.name)),
+    record: s(JSON.stringify({ ...record, metadata })),
+    nodePool: s(nodePoolOf(record) ?? ''),
+    version: n(version),
+  };
 }
 
 function budgetItemKey(nodePool: string, budgetKey: string): Key {

@@ -5,6 +5,7 @@
 
 import type { CapacityType } from '../instancetypes/types';
 import { offeringKey } from '../launch/fleet';
+import { markForDeletion, type NodeClaimRecord, nodePoolOf } from '../nodeclaim/record';
 import { type Clock, systemClock } from './clock';
 import type {
   DisruptionRecord,
@@ -31,6 +32,8 @@ export class InMemoryStateStore implements FullStateStore {
   private readonly registered = new Map<string, Expiring>();
   /** "nodePool\u0000budgetKey" → node name → expiresAt. */
   private readonly budgets = new Map<string, Map<string, number>>();
+  private readonly claims = new Map<string, NodeClaimRecord>();
+  private claimVersion = 0;
 
   constructor(private readonly clock: Clock = systemClock) {}
 
@@ -192,6 +195,47 @@ export class InMemoryStateStore implements FullStateStore {
 
   async disruptions(nodePool: string, budgetKey: string): Promise<string[]> {
     return [...liveHolders(this.budgets.get(budgetMapKey(nodePool, budgetKey)), this.clock()).keys()].sort(compare);
+  }
+
+  async getNodeClaim(name: string): Promise<NodeClaimRecord | undefined> {
+    const record = this.claims.get(name);
+    return record ? structuredClone(record) : undefined;
+  }
+
+  async nodeClaims(filter: { nodePool?: string } = {}): Promise<NodeClaimRecord[]> {
+    return [...this.claims.values()]
+      .filter((r) => filter.nodePool === undefined || nodePoolOf(r) === filter.nodePool)
+      .sort((a, b) => compare(a.metadata.name, b.metadata.name))
+      .map((r) => structuredClone(r));
+  }
+
+  async createNodeClaim(record: NodeClaimRecord): Promise<NodeClaimRecord | undefined> {
+    if (this.claims.has(record.metadata.name)) return undefined;
+    return this.storeClaim(record);
+  }
+
+  async updateNodeClaim(record: NodeClaimRecord): Promise<NodeClaimRecord | undefined> {
+    const stored = this.claims.get(record.metadata.name);
+    if (!stored || stored.metadata.resourceVersion !== record.metadata.resourceVersion) return undefined;
+    return this.storeClaim(record);
+  }
+
+  async markNodeClaimForDeletion(name: string): Promise<NodeClaimRecord | undefined> {
+    const stored = this.claims.get(name);
+    if (!stored) return undefined;
+    if (stored.metadata.deletionTimestamp !== undefined) return structuredClone(stored);
+    return this.storeClaim(markForDeletion(stored, this.clock()));
+  }
+
+  async deleteNodeClaim(name: string): Promise<void> {
+    this.claims.delete(name);
+  }
+
+  private storeClaim(record: NodeClaimRecord): NodeClaimRecord {
+    const stored = structuredClone(record);
+    stored.metadata.resourceVersion = String(++this.claimVersion);
+    this.claims.set(stored.metadata.name, stored);
+    return structuredClone(stored);
   }
 }
 

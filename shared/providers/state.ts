@@ -4,6 +4,7 @@
 // conditional writes; InMemoryStateStore serves unit tests and the CLI.
 
 import type { CapacityType } from '../instancetypes/types';
+import type { NodeClaimRecord } from '../nodeclaim/record';
 
 /** Pods nominated to one in-flight NodeClaim, until its node registers or the TTL passes. */
 export interface Nomination {
@@ -155,7 +156,35 @@ export interface StateLedgers {
   forgetRegistered(instanceIds: readonly string[]): Promise<void>;
 }
 
-export type FullStateStore = StateStore & StateLedgers;
+/**
+ * The NodeClaim records (shared/nodeclaim/record.ts), one per claim, durable (no TTL): written before
+ * CreateFleet, deleted once the claim's instance is gone. Writes are conditional: a create only lands
+ * when no record of that name exists, an update only when the record still has the resourceVersion
+ * the caller read, so two invocations acting on one claim never overwrite each other.
+ */
+export interface NodeClaimStore {
+  getNodeClaim(name: string): Promise<NodeClaimRecord | undefined>;
+  /** Every record, or those of one NodePool (`karpenter.sh/nodepool` label), sorted by name. */
+  nodeClaims(filter?: { nodePool?: string }): Promise<NodeClaimRecord[]>;
+  /**
+   * First writer wins: the stored record (with its resourceVersion) when none of that name existed,
+   * undefined when one did (read it with getNodeClaim).
+   */
+  createNodeClaim(record: NodeClaimRecord): Promise<NodeClaimRecord | undefined>;
+  /**
+   * Writes the record if the stored one still carries `record.metadata.resourceVersion`: the stored
+   * record with its new resourceVersion, or undefined when it changed or is gone since it was read.
+   */
+  updateNodeClaim(record: NodeClaimRecord): Promise<NodeClaimRecord | undefined>;
+  /**
+   * Sets deletionTimestamp (kept when already set), retrying over concurrent updates; the stored
+   * record, or undefined when there is none.
+   */
+  markNodeClaimForDeletion(name: string): Promise<NodeClaimRecord | undefined>;
+  deleteNodeClaim(name: string): Promise<void>;
+}
+
+export type FullStateStore = StateStore & StateLedgers & NodeClaimStore;
 
 /** What a disruption (drift, expiration, emptiness, consolidation) reads and writes: its record, the budget ledger, drains. */
 export type DisruptionState = Pick<

@@ -5,6 +5,7 @@ import { STATE_TABLE } from '../../../shared/contracts';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
 import { DynamoStateStore, StateTableError } from '../../../shared/providers/dynamostate';
 import { fakeClock } from '../../providers/fakes';
+import { nodeClaimStoreContract } from '../../providers/nodeclaim-contract';
 import { stateStoreContract } from '../../providers/state-contract';
 import { motoAccount } from '../helpers';
 
@@ -17,6 +18,7 @@ async function tableStore(clock: ReturnType<typeof fakeClock>) {
 }
 
 stateStoreContract('DynamoStateStore on moto', async (clock) => (await tableStore(clock)).store);
+nodeClaimStoreContract('DynamoStateStore on moto', async (clock) => (await tableStore(clock)).store);
 
 describe('DynamoStateStore on moto: the table', () => {
   it('creates the table with TTL on expiresAt and writes the TTL in epoch seconds', async () => {
