@@ -331,7 +331,7 @@ export const planCommand: Command = {
       return 1;
     }
     for (const note of workloads.notes) io.stderr.write(`note: ${note}\n`);
-    const existing = toExistingNodes(workloads.nodes, workloads.bound);
+    const existing = toExistingNodes(workloads.nodes, workloads.bound, nodePools);
     for (const note of existing.notes) io.stderr.write(`note: ${note}\n`);
 
     const catalogPath = flagValue(parsed, '--catalog');

@@ -15,6 +15,15 @@ export interface ExistingNode {
   /** Pods already bound or nominated there: they count against capacity and topology. */
   pods: Pod[];
   inFlight?: boolean;
+  /**
+   * Whether a node of ours has initialized (Karpenter's `karpenter.sh/initialized` label: Ready, startup
+   * taints gone, extended resources registered). Until it has, its startup taints and the known
+   * ephemeral taints (not-ready, unreachable, uninitialized, unregistered) do not keep pods off: they
+   * will go, as Karpenter assumes. Absent: initialized, unless `inFlight`. Nodes not ours: leave absent.
+   */
+  initialized?: boolean;
+  /** The claim's startup taints (its NodePool's `spec.template.spec.startupTaints`), ignored until initialized. */
+  startupTaints?: Taint[];
 }
 
 export interface SchedulingInput {
@@ -95,4 +104,4 @@ function better(a: SchedulingResult, b: SchedulingResult): boolean {
 export type { Requirement } from './requirements';
 export { Requirements, requirementFrom } from './requirements';
 export { podRequests } from './resources';
-export { formatTaint, tolerates, untoleratedTaint } from './taints';
+export { formatTaint, isKnownEphemeralTaint, schedulingTaints, tolerates, untoleratedTaint } from './taints';

@@ -21,6 +21,7 @@ import type { SchedulingInput, SchedulingResult, UnschedulablePod } from './inde
 import { TypeCatalog } from './packing/catalog';
 import { ClaimOpening } from './packing/claim-opening';
 import { finalize } from './packing/finalize';
+import { hostPortsKey, labelsWithHostPorts } from './packing/host-ports';
 import { domainOf, hostRoom } from './packing/hosts';
 import { KarpenterOrder } from './packing/karpenter-order';
 import { cmp } from './packing/ordering';
@@ -43,7 +44,7 @@ import { TopologyTargets } from './packing/topology-targets';
 import { Dims, fitsUsed, roomIn, unitsOf } from './packing/vectors';
 import { type Requirements, requirementIn } from './requirements';
 import { PODS, podRequests } from './resources';
-import { untoleratedTaint } from './taints';
+import { schedulingTaints, untoleratedTaint } from './taints';
 import { describeTerm, type TopologyTerm, termMatches } from './topology';
 
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
@@ -211,11 +212,13 @@ export class Packer {
           s.initContainers?.map((c) => [c.resources ?? null, c.restartPolicy ?? null]) ?? null,
           s.overhead ?? null,
         ]);
+        const ports = hostPortsKey(pod);
         const sig = JSON.stringify([
           s.nodeSelector ?? null,
           s.affinity ?? null,
           s.tolerations ?? null,
           s.topologySpreadConstraints ?? null,
+          ...(ports ? [ports] : []),
         ]);
         let req = byResources.get(resKey);
         if (!req) {
@@ -252,7 +255,7 @@ export class Packer {
     this.catalog.daemonSets.push(
       ...(input.daemonSets ?? []).map((pod, i) => {
         const req = { ...dsReqs[i]! };
-        return { pod, reqs: this.terms.podBaseRequirements(pod, 0), req: dims.vector(req) };
+        return { pod, terms: this.terms.daemonSetTerms(pod), req: dims.vector(req) };
       }),
     );
 
@@ -270,7 +273,7 @@ export class Packer {
     for (const pod of input.pods) {
       const info = infoOf(pod);
       const namespace = pod.metadata.namespace ?? 'default';
-      const labels = pod.metadata.labels ?? {};
+      const labels = labelsWithHostPorts(pod);
       let labelPart = '';
       for (const k of labelKeys) if (labels[k] !== undefined) labelPart += `\u0000${k}=${labels[k]}`;
       const key = `${namespace}\u0000${info.key}${labelPart}`;
@@ -292,6 +295,8 @@ export class Packer {
           variants: [],
           relax: undefined,
           signature: `${namespace}\u0000${info.sig}${labelPart}`,
+          // Host ports repel like hostname anti-affinity, which the spec alone does not show.
+          ...(hostPortsKey(pod) ? { movable: false } : {}),
         };
         byKey.set(key, cls);
         for (const t of info.terms) this.terms.group(t);
@@ -322,7 +327,7 @@ export class Packer {
         index: this.existing.length,
         name: node.name,
         labels: node.labels,
-        taints: node.taints,
+        taints: schedulingTaints(node),
         alloc: dims.vector({ [PODS]: DEFAULT_MAX_PODS, ...node.allocatable }),
         used: new Float64Array(dims.names.length),
         pods: [],
@@ -335,7 +340,7 @@ export class Packer {
         const req = dims.vector(podRequests(pod));
         for (let r = 0; r < req.length; r++) state.used[r]! += req[r]!;
         const namespace = pod.metadata.namespace ?? 'default';
-        const labels = pod.metadata.labels ?? {};
+        const labels = labelsWithHostPorts(pod);
         for (const g of this.terms.groups) {
           if (termMatches(g.term, namespace, labels)) this.count(g, state, 1, podName(pod));
         }

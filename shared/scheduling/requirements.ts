@@ -46,6 +46,25 @@ const WELL_KNOWN = new Set([
   'failure-domain.beta.kubernetes.io/region',
 ]);
 
+/**
+ * Deprecated and aliased keys a pod may still select on, and the stable key Karpenter reads instead
+ * (NormalizedLabels of kubernetes-sigs/karpenter pkg/apis/v1/labels.go, plus the EBS CSI zone key the
+ * AWS provider adds): `beta.kubernetes.io/arch In [arm64]` is `kubernetes.io/arch In [arm64]`.
+ */
+export const NORMALIZED_LABELS: Readonly<Record<string, string>> = {
+  'failure-domain.beta.kubernetes.io/zone': LABEL_ZONE,
+  'failure-domain.beta.kubernetes.io/region': LABEL_REGION,
+  'beta.kubernetes.io/arch': LABEL_ARCH,
+  'beta.kubernetes.io/os': LABEL_OS,
+  'beta.kubernetes.io/instance-type': LABEL_INSTANCE_TYPE,
+  'topology.ebs.csi.aws.com/zone': LABEL_ZONE,
+};
+
+/** The key a requirement is read under: the stable key for a deprecated alias, else the key itself. */
+export function normalizedKey(key: string): string {
+  return NORMALIZED_LABELS[key] ?? key;
+}
+
 /** Whether a label is defined by the instance type / offering (Karpenter's WellKnownLabels). */
 export function isWellKnownLabel(key: string): boolean {
   return WELL_KNOWN.has(key) || key.startsWith('karpenter.k8s.aws/');
@@ -102,23 +121,24 @@ export function requirementFrom(r: {
 }): Requirement {
   const values = new Set(r.values ?? []);
   const inf = Number.POSITIVE_INFINITY;
+  const key = normalizedKey(r.key);
   switch (r.operator) {
     case 'In':
-      return make(r.key, false, values, -inf, inf, false, r.minValues);
+      return make(key, false, values, -inf, inf, false, r.minValues);
     case 'NotIn':
-      return make(r.key, true, values, -inf, inf, true, r.minValues);
+      return make(key, true, values, -inf, inf, true, r.minValues);
     case 'Exists':
-      return make(r.key, true, NO_VALUES, -inf, inf, false, r.minValues);
+      return make(key, true, NO_VALUES, -inf, inf, false, r.minValues);
     case 'DoesNotExist':
-      return make(r.key, false, NO_VALUES, -inf, inf, true, r.minValues);
+      return make(key, false, NO_VALUES, -inf, inf, true, r.minValues);
     case 'Gt':
-      return make(r.key, true, NO_VALUES, integerValue(r.values, r.key, 'Gt') + 1, inf, false, r.minValues);
+      return make(key, true, NO_VALUES, integerValue(r.values, key, 'Gt') + 1, inf, false, r.minValues);
     case 'Gte':
-      return make(r.key, true, NO_VALUES, integerValue(r.values, r.key, 'Gte'), inf, false, r.minValues);
+      return make(key, true, NO_VALUES, integerValue(r.values, key, 'Gte'), inf, false, r.minValues);
     case 'Lt':
-      return make(r.key, true, NO_VALUES, -inf, integerValue(r.values, r.key, 'Lt') - 1, false, r.minValues);
+      return make(key, true, NO_VALUES, -inf, integerValue(r.values, key, 'Lt') - 1, false, r.minValues);
     case 'Lte':
-      return make(r.key, true, NO_VALUES, -inf, integerValue(r.values, r.key, 'Lte'), false, r.minValues);
+      return make(key, true, NO_VALUES, -inf, integerValue(r.values, key, 'Lte'), false, r.minValues);
     default:
       throw new Error(`requirement ${r.key}: unknown operator ${String(r.operator)}`);
   }
@@ -126,7 +146,15 @@ export function requirementFrom(r: {
 
 /** `key In [value]`: a node label, a nodeSelector entry or a NodePool template label. */
 export function requirementIn(key: string, ...values: string[]): Requirement {
-  return make(key, false, new Set(values), Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY, false, undefined);
+  return make(
+    normalizedKey(key),
+    false,
+    new Set(values),
+    Number.NEGATIVE_INFINITY,
+    Number.POSITIVE_INFINITY,
+    false,
+    undefined,
+  );
 }
 
 export const doesNotExist = (key: string): Requirement => requirementFrom({ key, operator: 'DoesNotExist' });

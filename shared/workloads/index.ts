@@ -18,12 +18,18 @@ import type { LoadedDocument } from '../apis/load';
 import type { Problem } from '../apis/problems';
 import { resourceQuantityProblem } from '../apis/quantity';
 import { DEFAULT_NAMESPACE, desiredPodCount, EXPANDED_KINDS, expandWorkload } from './expand';
+import { notProvisionableReason } from './provisionable';
 
 export { DEFAULT_NAMESPACE, desiredPodCount, expandWorkload, templateHash } from './expand';
 export { type ExistingNodesResult, toExistingNodes } from './nodes';
+export { notProvisionableReason } from './provisionable';
 
 export interface WorkloadSet {
-  /** Pods to place: pods without spec.nodeName and the pods of expanded workloads. */
+  /**
+   * Pods to place: the pods of expanded workloads and pods without spec.nodeName that Karpenter would
+   * provision for (see notProvisionableReason: not terminating, not nominated, marked Unschedulable
+   * when they carry a PodScheduled condition at all).
+   */
   pending: Pod[];
   /** Pods with spec.nodeName: already running, they count on their node (see toExistingNodes). */
   bound: Pod[];
@@ -164,7 +170,11 @@ function addDocument(set: WorkloadSet, doc: LoadedDocument, kind: string, object
         `${doc.file}: skipped Pod/${pod.metadata.namespace}/${pod.metadata.name} (${pod.status.phase}: it uses no capacity)`,
       );
     } else if (pod.spec.nodeName) set.bound.push(pod);
-    else set.pending.push(pod);
+    else {
+      const skip = notProvisionableReason(pod);
+      if (skip) set.notes.push(`${doc.file}: skipped Pod/${pod.metadata.namespace}/${pod.metadata.name} (${skip})`);
+      else set.pending.push(pod);
+    }
   } else {
     // One push per pod: spreading a workload's pods into push() overflows the stack at ~120k.
     const target = kind === 'DaemonSet' ? set.daemonSets : set.pending;

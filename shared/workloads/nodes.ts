@@ -2,8 +2,9 @@
 // NodeClaims, with the pods already bound there counting against capacity and topology. Pure.
 
 import type { Node, Pod } from '../apis/core/v1';
-import { LABEL_HOSTNAME } from '../apis/v1/labels';
-import type { Taint } from '../apis/v1/types';
+import { LABEL_HOSTNAME, LABEL_NODEPOOL } from '../apis/v1/labels';
+import type { NodePool, Taint } from '../apis/v1/types';
+import { KUBE } from '../contracts';
 import { resourceAmounts } from '../instancetypes/capacity';
 import type { ExistingNode } from '../scheduling';
 
@@ -17,8 +18,17 @@ export interface ExistingNodesResult {
   notes: string[];
 }
 
-/** Nodes and the pods bound to them (spec.nodeName) → the packer's ExistingNode. */
-export function toExistingNodes(nodes: readonly Node[], boundPods: readonly Pod[]): ExistingNodesResult {
+/**
+ * Nodes and the pods bound to them (spec.nodeName) → the packer's ExistingNode. A node of a NodePool
+ * (`karpenter.sh/nodepool`) without `karpenter.sh/initialized=true` is still starting: it is marked
+ * uninitialized with its NodePool's startup taints (from `nodePools`, when given), so those and the
+ * known ephemeral taints do not keep pods off it, as Karpenter's cluster state reads such a node.
+ */
+export function toExistingNodes(
+  nodes: readonly Node[],
+  boundPods: readonly Pod[],
+  nodePools: readonly NodePool[] = [],
+): ExistingNodesResult {
   const byName = new Map<string, ExistingNode>();
   for (const node of nodes) {
     const name = node.metadata.name;
@@ -26,12 +36,18 @@ export function toExistingNodes(nodes: readonly Node[], boundPods: readonly Pod[
     if (node.spec?.unschedulable && !taints.some((t) => t.key === UNSCHEDULABLE_TAINT.key)) {
       taints.push(UNSCHEDULABLE_TAINT);
     }
+    const labels = node.metadata.labels ?? {};
+    const poolName = labels[LABEL_NODEPOOL];
+    const startupTaints = nodePools.find((p) => p.metadata.name === poolName)?.spec.template.spec.startupTaints;
     byName.set(name, {
       name,
-      labels: { [LABEL_HOSTNAME]: name, ...(node.metadata.labels ?? {}) },
+      labels: { [LABEL_HOSTNAME]: name, ...labels },
       taints,
       allocatable: resourceAmounts(node.status?.allocatable ?? node.status?.capacity),
       pods: [],
+      ...(poolName !== undefined && labels[KUBE.initializedLabel] !== 'true'
+        ? { initialized: false, ...(startupTaints ? { startupTaints } : {}) }
+        : {}),
     });
   }
   const notes: string[] = [];

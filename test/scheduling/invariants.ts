@@ -4,16 +4,23 @@
 import type { Pod } from '../../shared/apis/core/v1';
 import type { InstanceType } from '../../shared/instancetypes/types';
 import { podKey, type SchedulingInput, type SchedulingResult } from '../../shared/scheduling';
-import { allows, Requirements, requirementFrom, requirementIn } from '../../shared/scheduling/requirements';
+import { hostPorts } from '../../shared/scheduling/packing/host-ports';
+import {
+  allows,
+  normalizedKey,
+  Requirements,
+  requirementFrom,
+  requirementIn,
+} from '../../shared/scheduling/requirements';
 import { addResources, podRequests } from '../../shared/scheduling/resources';
-import { untoleratedTaint } from '../../shared/scheduling/taints';
+import { schedulingTaints, untoleratedTaint } from '../../shared/scheduling/taints';
 import { compileSelector } from '../../shared/scheduling/topology';
 
 const ZONE = 'topology.kubernetes.io/zone';
 const HOST = 'kubernetes.io/hostname';
 
 function podMatchesNode(pod: Pod, labels: Record<string, string>): boolean {
-  for (const [k, v] of Object.entries(pod.spec.nodeSelector ?? {})) if (labels[k] !== v) return false;
+  for (const [k, v] of Object.entries(pod.spec.nodeSelector ?? {})) if (labels[normalizedKey(k)] !== v) return false;
   const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
   if (!terms || terms.length === 0) return true;
   return terms.some((t) => Requirements.from((t.matchExpressions ?? []).map(requirementFrom)).matchesLabels(labels));
@@ -137,7 +144,7 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
     }
     for (const p of e.pods) {
       if (!podMatchesNode(p, node.labels)) out.push(`existing ${e.name}: ${podKey(p)} does not match its labels`);
-      if (untoleratedTaint(p.spec.tolerations, node.taints, true)?.effect === 'NoSchedule')
+      if (untoleratedTaint(p.spec.tolerations, schedulingTaints(node), true)?.effect === 'NoSchedule')
         out.push(`existing ${e.name}: taint`);
       placements.push({
         pod: p,
@@ -155,6 +162,26 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
         host: `existing ${node.name}`,
         ct: node.labels['karpenter.sh/capacity-type'],
       });
+    }
+  }
+
+  // Host ports: no two pods on one node bind the same port and protocol on overlapping addresses.
+  const portsByHost = new Map<string, { pod: Pod; ip: string; port: number; protocol: string }[]>();
+  for (const placed of placements) {
+    const list = portsByHost.get(placed.host) ?? [];
+    portsByHost.set(placed.host, list);
+    for (const hp of hostPorts(placed.pod)) {
+      const clash = list.find(
+        (o) =>
+          o.port === hp.port &&
+          o.protocol === hp.protocol &&
+          (o.ip === hp.ip || o.ip === '0.0.0.0' || hp.ip === '0.0.0.0'),
+      );
+      if (clash)
+        out.push(
+          `${podKey(placed.pod)}: host port ${hp.port}/${hp.protocol} taken by ${podKey(clash.pod)} on ${placed.host}`,
+        );
+      list.push({ pod: placed.pod, ...hp });
     }
   }
 

@@ -41,6 +41,36 @@ describe('collectWorkloads', () => {
     ],
     ['a Service (skipped with a note)', 'kind: Service\nmetadata: {name: svc}', { notes: 1 }],
     [
+      'a Pod the scheduler marked Unschedulable',
+      `kind: Pod\nmetadata: {name: p}\nspec: ${container}\nstatus: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable}]}`,
+      { pending: 1 },
+    ],
+    [
+      'a terminating Pod (skipped with a note, as upstream provisions nothing for it)',
+      `kind: Pod\nmetadata: {name: p, deletionTimestamp: "2026-01-01T00:00:00Z"}\nspec: ${container}\nstatus: {conditions: [{type: PodScheduled, status: "False", reason: Unschedulable}]}`,
+      { notes: 1 },
+    ],
+    [
+      'a Pod not marked Unschedulable (SchedulingGated: skipped with a note, as IsProvisionable)',
+      `kind: Pod\nmetadata: {name: p}\nspec: ${container}\nstatus: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: SchedulingGated}]}`,
+      { notes: 1 },
+    ],
+    [
+      'a Pod nominated by a preemption (skipped with a note)',
+      `kind: Pod\nmetadata: {name: p}\nspec: ${container}\nstatus: {nominatedNodeName: n1, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable}]}`,
+      { notes: 1 },
+    ],
+    [
+      'a Pod owned by a DaemonSet (skipped with a note)',
+      `kind: Pod\nmetadata: {name: p, ownerReferences: [{apiVersion: apps/v1, kind: DaemonSet, name: ds}]}\nspec: ${container}`,
+      { notes: 1 },
+    ],
+    [
+      'a terminating bound Pod (still counts on its node)',
+      `kind: Pod\nmetadata: {name: p, deletionTimestamp: "2026-01-01T00:00:00Z"}\nspec: {nodeName: n1, containers: [{name: c}]}`,
+      { bound: 1 },
+    ],
+    [
       'a finished Pod (skipped with a note)',
       `kind: Pod\nmetadata: {name: p}\nspec: ${container}\nstatus: {phase: Succeeded}`,
       { notes: 1 },

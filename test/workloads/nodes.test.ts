@@ -60,4 +60,34 @@ describe('toExistingNodes', () => {
     ]);
     expect(notes).toEqual([expect.stringContaining('default/b is bound to node n9')]);
   });
+
+  it('marks a node of a NodePool without karpenter.sh/initialized as uninitialized, with its NodePool startup taints', () => {
+    const startupTaints = [{ key: 'example.com/agent', effect: 'NoSchedule' as const }];
+    const pool = {
+      apiVersion: 'karpenter.sh/v1' as const,
+      kind: 'NodePool' as const,
+      metadata: { name: 'default' },
+      spec: {
+        template: {
+          spec: {
+            requirements: [],
+            startupTaints,
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          },
+        },
+      },
+    };
+    const ours = (name: string, labels: Record<string, string>) =>
+      node(name, { metadata: { name, labels: { 'karpenter.sh/nodepool': 'default', ...labels } } });
+    const { existingNodes } = toExistingNodes(
+      [ours('starting', {}), ours('ready', { 'karpenter.sh/initialized': 'true' }), node('not-ours')],
+      [],
+      [pool],
+    );
+    expect(existingNodes.map((n) => [n.name, n.initialized, n.startupTaints])).toEqual([
+      ['starting', false, startupTaints],
+      ['ready', undefined, undefined],
+      ['not-ours', undefined, undefined],
+    ]);
+  });
 });

@@ -105,6 +105,8 @@ export interface TopologySpreadConstraint {
 export interface ContainerPort {
   containerPort: number;
   hostPort?: number;
+  /** The host address the hostPort binds; empty or absent is every address (0.0.0.0). */
+  hostIP?: string;
   protocol?: string;
 }
 
@@ -137,7 +139,12 @@ export interface Pod {
   kind?: 'Pod';
   metadata: PodMeta;
   spec: PodSpec;
-  status?: { phase?: string; conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    /** Set by the scheduler while the pod waits for a preemption on that node. */
+    nominatedNodeName?: string;
+  };
 }
 
 export interface PodTemplateSpec {

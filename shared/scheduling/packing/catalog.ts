@@ -31,12 +31,18 @@ import { describePool } from './reason-text';
 import type { PoolState, PricedType, TypeInfo } from './state';
 import { type Dims, dominates, exceedsCharged } from './vectors';
 
+/** Stands for the hostname a NodeClaim's node will get: a value no requirement can name. */
+const NEW_NODE_HOSTNAME = '\u0000new-node';
+
 export class TypeCatalog {
   /** Label keys some instance type sets: a requirement on any other key is on a label no node will have. */
   readonly typeKeys = new Set<string>();
   readonly reqsById: Requirements[] = [];
-  /** DaemonSet pods with their node selection and requests, for the overhead per claim. */
-  readonly daemonSets: { pod: Pod; reqs: Requirements; req: Float64Array }[] = [];
+  /**
+   * DaemonSet pods with their requests and node selection, one requirement set per required
+   * node-affinity term (terms are ORed), for the overhead per claim.
+   */
+  readonly daemonSets: { pod: Pod; terms: Requirements[]; req: Float64Array }[] = [];
   private readonly reqsIds = new Map<string, number>();
   private readonly mergeMemo = new Map<string, { id: number; conflict?: Requirement } | null>();
   private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
@@ -122,6 +128,12 @@ export class TypeCatalog {
     let conflict: Requirement | undefined;
     for (const r of pod.byKey.values()) {
       const base = map.get(r.key) ?? (this.isTypeKey(r.key) ? undefined : doesNotExist(r.key));
+      // A new node's hostname is one no pod can know yet (Karpenter pins each NodeClaim to a fresh
+      // placeholder): only a requirement that admits an unknown name (NotIn, Exists) fits a claim.
+      if (!base && r.key === LABEL_HOSTNAME && !allows(r, NEW_NODE_HOSTNAME)) {
+        conflict = r;
+        break;
+      }
       const next = base ? intersect(base, r) : r;
       if (isEmpty(next)) {
         conflict = r;
@@ -175,11 +187,13 @@ export class TypeCatalog {
     if (v) return v;
     v = new Float64Array(this.dims.names.length);
     for (const ds of this.daemonSets) {
-      if (untoleratedTaint(ds.pod.spec.tolerations, pool.taints, false)) continue;
-      const merged = this.merge(reqsId, ds.reqs, this.intern(ds.reqs));
-      if (!merged || merged.conflict) continue;
-      if (this.compatible(pool, merged.id).length === 0) continue;
-      for (let r = 0; r < v.length; r++) v[r]! += ds.req[r]!;
+      // A DaemonSet pod ignores PreferNoSchedule, as Karpenter's isDaemonPodCompatible tolerates it.
+      if (untoleratedTaint(ds.pod.spec.tolerations, pool.taints, true)) continue;
+      const runs = ds.terms.some((terms) => {
+        const merged = this.merge(reqsId, terms, this.intern(terms));
+        return merged !== null && !merged.conflict && this.compatible(pool, merged.id).length > 0;
+      });
+      if (runs) for (let r = 0; r < v.length; r++) v[r]! += ds.req[r]!;
     }
     pool.dsMemo.set(reqsId, v);
     return v;

@@ -4,10 +4,22 @@
 // preferences.go does.
 
 import type { Pod } from '../../apis/core/v1';
-import { LABEL_HOSTNAME, type Requirement, Requirements, requirementFrom, requirementIn } from '../requirements';
+import { KUBE } from '../../contracts';
+import {
+  allows,
+  LABEL_HOSTNAME,
+  type Requirement,
+  Requirements,
+  requirementFrom,
+  requirementIn,
+} from '../requirements';
 import { affinityTerm, spreadTerm, type TopologyTerm, termMatches } from '../topology';
+import { hostPortTerms, isHostPortTerm } from './host-ports';
 import { sortByWeight } from './ordering';
 import type { Group, OwnTerm, PodClass, RelaxState, Variant } from './state';
+
+/** Labels every node of ours carries once it serves pods, set by registration and initialization. */
+const NODE_LIFECYCLE_LABELS: readonly string[] = [KUBE.registeredLabel, KUBE.initializedLabel];
 
 export class PodTerms {
   readonly groups: Group[] = [];
@@ -15,6 +27,7 @@ export class PodTerms {
   private variantCount = 0;
 
   isPreferred(pod: Pod, t: TopologyTerm): boolean {
+    if (isHostPortTerm(t)) return false;
     const required = pod.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? [];
     return !required.some((r) => affinityTerm(pod, r, 'antiAffinity').key === t.key);
   }
@@ -34,6 +47,7 @@ export class PodTerms {
       terms.push(affinityTerm(pod, t.podAffinityTerm, 'antiAffinity'));
     }
     for (const c of pod.spec.topologySpreadConstraints ?? []) terms.push(spreadTerm(pod, c));
+    terms.push(...hostPortTerms(pod));
     return terms;
   }
   group(term: TopologyTerm): Group {
@@ -61,6 +75,26 @@ export class PodTerms {
     const term = terms[termIndex];
     for (const e of term?.matchExpressions ?? []) list.push(requirementFrom(e));
     return Requirements.from(list);
+  }
+  /**
+   * A DaemonSet pod's node selection, one set per required node-affinity term, as Karpenter simulates
+   * it on a NodeClaim: the node will carry `karpenter.sh/registered=true` and `karpenter.sh/initialized=true`
+   * (kubernetes-sigs/karpenter#2116), so a requirement on those either holds (and is dropped: the claim
+   * itself never gets them) or the term cannot match.
+   */
+  daemonSetTerms(pod: Pod): Requirements[] {
+    const count =
+      pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms?.length;
+    const out: Requirements[] = [];
+    for (let i = 0; i < Math.max(1, count ?? 0); i++) {
+      const reqs = this.podBaseRequirements(pod, i);
+      const kept = [...reqs.byKey.values()].filter((r) => !NODE_LIFECYCLE_LABELS.includes(r.key));
+      if (kept.length === reqs.size) out.push(reqs);
+      else if (NODE_LIFECYCLE_LABELS.every((k) => allows(reqs.get(k) ?? requirementIn(k, 'true'), 'true'))) {
+        out.push(Requirements.from(kept));
+      }
+    }
+    return out;
   }
   variant(cls: PodClass, level: number): Variant | undefined {
     if (cls.variants[level]) return cls.variants[level];
@@ -119,6 +153,7 @@ export class PodTerms {
     for (const t of a?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
       ownedAnti.push(addOwn(affinityTerm(pod, t, 'antiAffinity')));
     }
+    for (const t of hostPortTerms(pod)) ownedAnti.push(addOwn(t));
     for (const t of prefAnti.slice(state.prefAnti)) addOwn(affinityTerm(pod, t.podAffinityTerm, 'antiAffinity'));
     const softKept = new Set(soft.slice(state.softSpread));
     for (const c of spreads) {

@@ -38,6 +38,11 @@ function computeStaticFit(catalog: TypeCatalog, v: Variant, pool: PoolState): St
   if (merged.conflict) {
     const r = merged.conflict;
     const own = pool.domain.get(r.key);
+    if (r.key === LABEL_HOSTNAME && !own) {
+      return {
+        reason: `${prefix}requirement ${describeRequirement(r)} names a node, and a new node's hostname is not known before it launches (schedule the pod to that node, or select a label a NodePool sets)`,
+      };
+    }
     const allowsText = own
       ? `allows ${describeRequirement(own)}`
       : `label ${r.key} is not set by NodePool ${pool.name} or its instance types`;
