@@ -8,13 +8,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { aliasParameters } from '../../shared/amifamily/alias';
-import { LABEL_NODEPOOL } from '../../shared/apis/v1/labels';
 import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 import type { ReservedCapacity } from '../../shared/instancetypes/reserved';
 import type { Catalog } from '../../shared/instancetypes/types';
+import { launchClaimFromPlan } from '../../shared/launch/claim';
 import { kubeDNSIP } from '../../shared/launch/cluster';
 import type { ClusterInfo, ResolvedAMI } from '../../shared/launch/launchtemplate';
-import { type LaunchClaim, type PlannedLaunch, planLaunch, type ResolvedNodeClass } from '../../shared/launch/request';
+import { type PlannedLaunch, planLaunch, type ResolvedNodeClass } from '../../shared/launch/request';
 import { instanceProfileName } from '../../shared/providers/instanceprofile';
 import type { PlannedNodeClaim } from '../../shared/scheduling';
 import { UsageError } from '../command';
@@ -155,31 +155,30 @@ export function offlineResolvedNodeClass(args: {
   };
 }
 
-/** What the provision Lambda hands the launcher for a planned claim. */
-export function launchClaimOf(
-  claim: PlannedNodeClaim,
-  name: string,
-  nodePool: NodePool,
-  nodeClass: EC2NodeClass,
-): LaunchClaim {
-  return {
-    nodeClaimName: name,
-    nodePool,
-    nodeClass,
-    instanceTypes: claim.instanceTypes,
-    requirements: claim.requirements,
-    labels: { ...(nodePool.spec.template.metadata?.labels ?? {}), [LABEL_NODEPOOL]: nodePool.metadata.name },
-    efa: (claim.requests['vpc.amazonaws.com/efa'] ?? 0) > 0,
-    enclave: (claim.requests['eks.amazonaws.com/nip-slots'] ?? 0) > 0,
-  };
-}
-
 export interface PlannedRequests {
   nodeClaimName: string;
   plan: PlannedLaunch;
 }
 
-/** The requests of every planned claim (names `<nodepool>-plan-<n>`, n from 1 in plan order). */
+/** A planned claim whose launch would send no request: nothing it may launch has a subnet. */
+export interface UnlaunchableClaim {
+  nodeClaimName: string;
+  /** The zone the plan put it in. */
+  zone: string;
+  /** That zone has none of the given subnets (else the claim's offerings are all unavailable). */
+  noSubnet: boolean;
+}
+
+export interface PlannedRequestSet {
+  planned: PlannedRequests[];
+  unlaunchable: UnlaunchableClaim[];
+}
+
+/**
+ * The requests of every planned claim (names `<nodepool>-plan-<n>`, n from 1 in plan order). A claim
+ * with no override left (its zone has no subnet) is not launched by the launcher either, so it is
+ * reported instead of written as a CreateFleet request with no LaunchTemplateConfigs.
+ */
 export function planRequests(args: {
   nodeClaims: readonly PlannedNodeClaim[];
   nodePools: readonly NodePool[];
@@ -190,10 +189,11 @@ export function planRequests(args: {
   securityGroups: readonly string[];
   /** --capacity-reservation: each claim launched into one takes an instance of it, as at launch. */
   reservations?: readonly ReservedCapacity[];
-}): PlannedRequests[] {
+}): PlannedRequestSet {
   const counts = new Map<string, number>();
   const left = new Map((args.reservations ?? []).map((r) => [r.id, r.availableInstanceCount]));
-  return args.nodeClaims.map((claim) => {
+  const out: PlannedRequestSet = { planned: [], unlaunchable: [] };
+  for (const claim of args.nodeClaims) {
     const nodePool = args.nodePools.find((p) => p.metadata.name === claim.nodePool);
     const nodeClass = args.nodeClasses.find((c) => c.metadata.name === nodePool?.spec.template.spec.nodeClassRef.name);
     if (!nodePool || !nodeClass)
@@ -202,16 +202,34 @@ export function planRequests(args: {
     counts.set(claim.nodePool, n);
     const nodeClaimName = `${claim.nodePool}-plan-${n}`;
     const resolved = offlineResolvedNodeClass({ ...args, nodeClass });
-    const plan = planLaunch(launchClaimOf(claim, nodeClaimName, nodePool, nodeClass), resolved, {
+    const plan = planLaunch(launchClaimFromPlan({ nodeClaimName, claim, nodePool, nodeClass }), resolved, {
       clusterName: args.cluster.name,
       region: args.cluster.region,
       // A reservation the plan put more claims on than it holds: the rest fall back, as the launcher's count does.
       availability: { reservation: (id) => (left.get(id) ?? 1) <= 0 },
     });
+    if (plan.overrides.length === 0) {
+      const zone = claim.offering.zone;
+      out.unlaunchable.push({ nodeClaimName, zone, noSubnet: !resolved.subnets.some((s) => s.zone === zone) });
+      continue;
+    }
     const reservationId = plan.capacityType === 'reserved' ? plan.overrides[0]?.reservationId : undefined;
     if (reservationId !== undefined) left.set(reservationId, (left.get(reservationId) ?? 1) - 1);
-    return { nodeClaimName, plan };
-  });
+    out.planned.push({ nodeClaimName, plan });
+  }
+  return out;
+}
+
+/** The warning for claims left out of --requests: which zones lack a --subnet, which claims are missing. */
+export function unlaunchableWarning(unlaunchable: readonly UnlaunchableClaim[]): string | undefined {
+  if (unlaunchable.length === 0) return undefined;
+  const claims = unlaunchable.map((c) => `${c.nodeClaimName} (${c.zone})`).join(', ');
+  const zones = [...new Set(unlaunchable.filter((c) => c.noSubnet).map((c) => c.zone))].sort();
+  const why =
+    zones.length > 0
+      ? `--subnet gives no subnet in ${zones.join(', ')}, where the plan puts them; add --subnet ZONE=subnet-id for ${zones.length === 1 ? 'that zone' : 'those zones'}`
+      : 'none of their offerings can launch';
+  return `no requests written for ${claims}: ${why}`;
 }
 
 /** DIR/<claim>/create-launch-template-<n>.json … and DIR/<claim>/create-fleet.json; the paths written. */

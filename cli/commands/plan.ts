@@ -28,6 +28,7 @@ import {
   parseSubnetFlags,
   planRequests,
   reservationsSelectedBy,
+  unlaunchableWarning,
   writePlannedRequests,
 } from './plan-requests';
 
@@ -47,7 +48,8 @@ Flags (each may repeat, or take comma-separated paths):
   --json             print the plan as JSON: {nodeClaims, unschedulable, totalPrice, …}
   --requests DIR     also write, per planned NodeClaim, the exact CreateLaunchTemplate and
                      CreateFleet requests its launch would send (DIR/<claim>/*.json)
-  --subnet ZONE=ID   a subnet for --requests (repeatable; default: a placeholder per catalog zone)
+  --subnet ZONE=ID   a subnet for --requests (repeatable; default: a placeholder per catalog zone);
+                     claims planned in a zone without one get no requests, and a warning names them
   --security-group ID  a security group for --requests (repeatable; default: a placeholder)
   --cluster-name NAME  the cluster for --requests (tags, instance profile; default: "cluster")
   --kubernetes-version V  the cluster version for --requests AMI aliases (default: 1.33)
@@ -152,10 +154,12 @@ export function formatPlan(result: SchedulingResult, limits: readonly NodePoolLi
       ]);
     }
     out += table(rows);
-  } else {
-    out += 'No new NodeClaims needed.\n';
   }
   const used = result.existingNodes.filter((n) => n.pods.length > 0);
+  if (result.nodeClaims.length === 0 && result.unschedulable.length === 0 && used.length === 0) {
+    return 'Nothing to launch: no pending pods.\n';
+  }
+  if (result.nodeClaims.length === 0) out += 'No new NodeClaims needed.\n';
   if (used.length > 0) {
     out += `\nPods placed on existing nodes:\n`;
     for (const node of used) out += `  ${node.name}: ${node.pods.length} pod${node.pods.length === 1 ? '' : 's'}\n`;
@@ -316,20 +320,16 @@ export const planCommand: Command = {
 
     const read = readManifestFiles([...podPaths, ...paths(parsed, '--daemonsets'), ...paths(parsed, '--nodes')]);
     const workloads = collectWorkloads(read.documents);
-    if (
-      read.problems.length === 0 &&
-      workloads.pending.length + workloads.bound.length === 0 &&
-      workloads.problems.length === 0 &&
-      !read.documents.some((d) => d.object.kind === 'Pod')
-    ) {
-      io.stderr.write(`karpless plan: no Pods or workloads found in ${podPaths.join(', ')}: nothing to plan\n`);
-      return 1;
-    }
     const inputProblems = [...read.problems, ...workloads.problems];
     if (inputProblems.length > 0) {
       writeProblems(io, inputProblems);
       return 1;
     }
+    if (workloads.workloads === 0) {
+      io.stderr.write(`karpless plan: no Pods or workloads found in ${podPaths.join(', ')}: nothing to plan\n`);
+      return 1;
+    }
+    for (const warning of workloads.warnings) io.stderr.write(`warning: ${warning}\n`);
     for (const note of workloads.notes) io.stderr.write(`note: ${note}\n`);
     const existing = toExistingNodes(workloads.nodes, workloads.bound, nodePools);
     for (const note of existing.notes) io.stderr.write(`note: ${note}\n`);
@@ -363,24 +363,24 @@ export const planCommand: Command = {
     for (const note of overbookedNotes(settled.overbooked, reservations)) io.stderr.write(`note: ${note}\n`);
     const requestsDir = flagValue(parsed, '--requests');
     if (requestsDir !== undefined) {
-      const written = writePlannedRequests(
-        requestsDir,
-        planRequests({
-          nodeClaims: result.nodeClaims,
-          nodePools,
-          nodeClasses,
-          catalog,
-          cluster: {
-            ...DEFAULT_OFFLINE_CLUSTER,
-            name: flagValue(parsed, '--cluster-name') ?? DEFAULT_OFFLINE_CLUSTER.name,
-            version: flagValue(parsed, '--kubernetes-version') ?? DEFAULT_OFFLINE_CLUSTER.version,
-            region: catalog.region,
-          },
-          subnets: requestSubnets,
-          securityGroups: flagValues(parsed, '--security-group'),
-          reservations,
-        }),
-      );
+      const requests = planRequests({
+        nodeClaims: result.nodeClaims,
+        nodePools,
+        nodeClasses,
+        catalog,
+        cluster: {
+          ...DEFAULT_OFFLINE_CLUSTER,
+          name: flagValue(parsed, '--cluster-name') ?? DEFAULT_OFFLINE_CLUSTER.name,
+          version: flagValue(parsed, '--kubernetes-version') ?? DEFAULT_OFFLINE_CLUSTER.version,
+          region: catalog.region,
+        },
+        subnets: requestSubnets,
+        securityGroups: flagValues(parsed, '--security-group'),
+        reservations,
+      });
+      const warning = unlaunchableWarning(requests.unlaunchable);
+      if (warning) io.stderr.write(`warning: ${warning}\n`);
+      const written = writePlannedRequests(requestsDir, requests.planned);
       io.stderr.write(`wrote ${written.length} request file${written.length === 1 ? '' : 's'} to ${requestsDir}\n`);
     }
     return 0;

@@ -1,10 +1,10 @@
 // The provision decision's launch port over AWS: resolve the claim's EC2NodeClass (subnets,
 // security groups, AMIs, instance profile; cached briefly), shape the claim as Karpenter does
-// (shared/nodeclaim: labels, userData labels, requirements, capacity type) and launch it through
+// (shared/launch/claim: labels, userData labels, requirements, capacity type) and launch it through
 // InstanceLauncher, which re-finds a claim's existing instance instead of launching twice.
 
 import type { EC2NodeClass } from '../apis/v1/types';
-import { nodeClaimFromPlan } from '../nodeclaim';
+import { launchClaimFromPlan } from '../launch/claim';
 import { type NodeClassResolverDeps, readyNodeClass, resolveNodeClass } from '../nodeclass';
 import { type Clock, TTLCache } from '../providers/clock';
 import type { Cluster } from '../providers/cluster';
@@ -56,20 +56,7 @@ export class AwsClaimLauncher implements ClaimLauncher {
     if (!nodeClass) {
       throw new Error(`NodePool/${nodePool.metadata.name}: EC2NodeClass/${ref} is not in the bundled configuration`);
     }
-    const shaped = nodeClaimFromPlan({ claim, nodePool, nodeClass, seed: nodeClaimName });
-    // Built as a variable: the launch request gains fields (requirements) as the launch path grows.
-    const request = {
-      nodeClaimName,
-      nodePool,
-      nodeClass,
-      instanceTypes: shaped.instanceTypes,
-      // No capacityType pin: the requirements allow what the plan offered, and the launch picks
-      // reserved > spot > on-demand among what is still available, so a full reservation or a
-      // spot shortage falls back as the NodePool allows.
-      requirements: shaped.requirements,
-      labels: shaped.userDataLabels,
-      taints: [...shaped.taints, ...shaped.startupTaints],
-    };
+    const request = launchClaimFromPlan({ nodeClaimName, claim, nodePool, nodeClass });
     return this.deps.launcher.launch(request, await this.resolve(nodeClass));
   }
 }

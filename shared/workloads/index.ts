@@ -39,6 +39,10 @@ export interface WorkloadSet {
   problems: Problem[];
   /** Documents skipped on purpose, for stderr. */
   notes: string[];
+  /** Inputs that look like mistakes but still give a plan (an object given twice), for stderr. */
+  warnings: string[];
+  /** How many Pods and workloads were read, whatever number of pods they make (replicas: 0 makes none). */
+  workloads: number;
 }
 
 const FINISHED_PHASES = new Set(['Succeeded', 'Failed']);
@@ -106,6 +110,11 @@ function checkWorkload(object: Record<string, unknown>, kind: string, report: Re
   return count;
 }
 
+function zeroCountField(kind: string, object: Record<string, unknown>): string {
+  if (kind !== 'Job') return 'spec.replicas';
+  return isRecord(object.spec) && object.spec.parallelism === 0 ? 'spec.parallelism' : 'spec.completions';
+}
+
 function documentLabel(kind: string | undefined, object: Record<string, unknown>): string {
   const metadata = isRecord(object.metadata) ? object.metadata : {};
   const name = typeof metadata.name === 'string' && metadata.name !== '' ? metadata.name : '<no name>';
@@ -117,7 +126,19 @@ function documentLabel(kind: string | undefined, object: Record<string, unknown>
 
 /** Sorts documents into pending pods, bound pods, DaemonSet templates and nodes, with problems for bad ones. */
 export function collectWorkloads(documents: readonly LoadedDocument[], caps: PodCaps = DEFAULT_CAPS): WorkloadSet {
-  const set: WorkloadSet = { pending: [], bound: [], daemonSets: [], nodes: [], problems: [], notes: [] };
+  const set: WorkloadSet = {
+    pending: [],
+    bound: [],
+    daemonSets: [],
+    nodes: [],
+    problems: [],
+    notes: [],
+    warnings: [],
+    workloads: 0,
+  };
+  // An API server holds one object per kind, namespace and name: the same one read twice (a
+  // DaemonSet in both --pods and --daemonsets) is one object, and counting it twice doubles its pods.
+  const seen = new Map<string, string>();
   let planned = 0;
   let capReported = false;
   for (const doc of documents) {
@@ -145,6 +166,12 @@ export function collectWorkloads(documents: readonly LoadedDocument[], caps: Pod
       count = 1;
     } else count = checkWorkload(object, kind, report, caps.perWorkload);
     if (errors > 0) continue;
+    const first = seen.get(label);
+    if (first !== undefined) {
+      const where = first === doc.file ? 'is read twice (its file is given twice)' : `is also in ${first}`;
+      set.warnings.push(`${doc.file}: ${label} ${where}: counted once`);
+      continue;
+    }
     if (kind !== 'DaemonSet' && kind !== 'Node' && planned + count > caps.perPlan) {
       // Expanding past the cap would only exhaust memory; one error says why the plan stops here.
       if (!capReported) {
@@ -154,6 +181,11 @@ export function collectWorkloads(documents: readonly LoadedDocument[], caps: Pod
       continue;
     }
     planned += count;
+    seen.set(label, doc.file);
+    if (kind !== 'Node' && kind !== 'DaemonSet') set.workloads++;
+    if (kind !== 'Pod' && kind !== 'Node' && kind !== 'DaemonSet' && count === 0) {
+      set.notes.push(`${doc.file}: ${label} makes no pods (${zeroCountField(kind, object)} is 0)`);
+    }
     addDocument(set, doc, kind, object);
   }
   return set;

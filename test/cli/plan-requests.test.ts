@@ -10,15 +10,11 @@ import type {
 } from '@aws-sdk/client-ec2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { instanceTypesByNodePool } from '../../cli/commands/plan';
-import {
-  DEFAULT_OFFLINE_CLUSTER,
-  launchClaimOf,
-  offlineResolvedNodeClass,
-  parseSubnetFlags,
-} from '../../cli/commands/plan-requests';
+import { DEFAULT_OFFLINE_CLUSTER, offlineResolvedNodeClass, parseSubnetFlags } from '../../cli/commands/plan-requests';
 import { requireConfiguration } from '../../shared/apis/config';
 import { readManifestFiles } from '../../shared/apis/load';
 import { loadBuiltInCatalog } from '../../shared/instancetypes/catalog';
+import { launchClaimFromPlan } from '../../shared/launch/claim';
 import { InstanceLauncher } from '../../shared/providers/instance';
 import { LaunchTemplateProvider } from '../../shared/providers/launchtemplate';
 import type { EC2Api } from '../../shared/providers/ports';
@@ -143,7 +139,7 @@ describe('karpless plan --requests', () => {
         clusterName: 'prod',
         region: catalog.region,
       });
-      await launcher.launch(launchClaimOf(claim, name, nodePool, nodeClass), resolved);
+      await launcher.launch(launchClaimFromPlan({ nodeClaimName: name, claim, nodePool, nodeClass }), resolved);
 
       const templates = readdirSync(join(out, name))
         .filter((f) => f.startsWith('create-launch-template-'))
@@ -153,6 +149,56 @@ describe('karpless plan --requests', () => {
       expect(JSON.parse(JSON.stringify(ec2.callsTo('createFleet')))).toEqual([
         readJSON<CreateFleetCommandInput>(join(out, name, 'create-fleet.json')),
       ]);
+    }
+  });
+
+  it('registers the node with the labels the launcher and `karpless userdata` give it, EC2NodeClass included', () => {
+    for (const claim of readdirSync(out)) {
+      const template = readJSON<CreateLaunchTemplateCommandInput>(join(out, claim, 'create-launch-template-1.json'));
+      const userData = Buffer.from(template.LaunchTemplateData?.UserData ?? '', 'base64').toString('utf8');
+      const flag = /--node-labels="([^"]*)"/.exec(userData)?.[1]?.split(',') ?? [];
+      expect(flag).toEqual(
+        expect.arrayContaining([
+          'karpenter.k8s.aws/ec2nodeclass=default',
+          'karpenter.sh/nodepool=general',
+          'karpenter.sh/capacity-type=spot',
+        ]),
+      );
+    }
+  });
+
+  it('leaves out, with a warning naming the zone, the claims planned where no --subnet is given', async () => {
+    const two = join(dir, 'two-zones.yaml');
+    writeFileSync(
+      two,
+      `${PINNED}---\n${PINNED.replace('name: pinned', 'name: east-a').replace('us-east-1b', 'us-east-1a')}`,
+    );
+    const partial = join(dir, 'partial');
+    const result = await inProcess([
+      'plan',
+      '--manifests',
+      MANIFESTS,
+      '--pods',
+      two,
+      '--requests',
+      partial,
+      '--subnet',
+      'us-east-1a=subnet-aaa',
+    ]);
+    expect(result.code).toBe(0);
+    // The table still shows both claims: the plan is the plan; only their requests are missing.
+    expect(result.stdout).toMatch(/us-east-1a/);
+    expect(result.stdout).toMatch(/us-east-1b/);
+    expect(result.stderr).toMatch(
+      /warning: no requests written for general-plan-\d \(us-east-1b\): --subnet gives no subnet in us-east-1b, where the plan puts them; add --subnet ZONE=subnet-id for that zone/,
+    );
+    const written = readdirSync(partial);
+    expect(written).toHaveLength(1);
+    for (const claim of written) {
+      const fleet = readJSON<CreateFleetCommandInput>(join(partial, claim, 'create-fleet.json'));
+      const overrides = (fleet.LaunchTemplateConfigs ?? []).flatMap((c) => c.Overrides ?? []);
+      expect(new Set(overrides.map((o) => o.SubnetId))).toEqual(new Set(['subnet-aaa']));
+      expect(fleet.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('spot');
     }
   });
 

@@ -226,6 +226,46 @@ spec:
     expect(withAgent.nodeClaims.flatMap((c) => c.pods)).toHaveLength(2);
   });
 
+  it('counts a DaemonSet given in both --pods and --daemonsets once, with a warning', async () => {
+    const pods = file('pair-again.yaml', deployment(2));
+    const daemonSet = file(
+      'agent.yaml',
+      'apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec: {template: {spec: {containers: [{name: a, resources: {requests: {cpu: "1"}}}]}}}\n',
+    );
+    const args = ['--manifests', manifests, '--catalog', catalog, '--json'];
+    const once = await inProcess(...args, '--pods', pods, '--daemonsets', daemonSet);
+    const twice = await inProcess(...args, '--pods', `${pods},${daemonSet}`, '--daemonsets', daemonSet);
+    expect(twice.code).toBe(0);
+    // Counted twice, 2 cpu of DaemonSets would leave m5.large no room for a replica: every pod unschedulable.
+    expect(JSON.parse(twice.stdout)).toEqual(JSON.parse(once.stdout));
+    expect(twice.stderr).toContain(
+      `warning: ${daemonSet}: DaemonSet/default/agent is read twice (its file is given twice): counted once`,
+    );
+    expect(once.stderr).not.toContain('warning');
+  });
+
+  it('answers a workload scaled to zero with nothing to launch, exit 0', async () => {
+    const zero = file('zero.yaml', deployment(0));
+    const result = await inProcess('--manifests', manifests, '--pods', zero, '--catalog', catalog);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('Nothing to launch: no pending pods.\n');
+    expect(result.stderr).toContain(`note: ${zero}: Deployment/default/app makes no pods (spec.replicas is 0)`);
+    const json = await inProcess('--manifests', manifests, '--pods', zero, '--catalog', catalog, '--json');
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ nodeClaims: [], unschedulable: [], totalPrice: 0 });
+  });
+
+  it('reports a huge request in a unit a person reads (1Ei, not a billion GiB)', async () => {
+    const huge = file(
+      'huge.yaml',
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: huge}\nspec: {containers: [{name: c, resources: {requests: {memory: 1Ei}}}]}\n',
+    );
+    const result = await inProcess('--manifests', manifests, '--pods', huge, '--catalog', catalog);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('NodePool small: no instance type has 1 EiB memory allocatable (largest allowed: ');
+    expect(result.stdout).not.toMatch(/\d{5,} GiB/);
+  });
+
   it('fills existing --nodes before planning claims, with their bound pods counted', async () => {
     const nodes = file(
       'nodes.yaml',
