@@ -13,6 +13,7 @@ import { SSMClient } from '@aws-sdk/client-ssm';
 import { requireConfiguration } from '../../shared/apis/config';
 import type { ConsolidationPlan } from '../../shared/disruption/consolidation';
 import type { CandidateDecision, DisruptionPlan } from '../../shared/disruption/plan';
+import { ClusterEndpointError } from '../../shared/kube/client';
 import { clientTimeoutConfig } from '../../shared/providers/aws-client';
 import { realSleep, systemClock } from '../../shared/providers/clock';
 import { dynamoApi } from '../../shared/providers/dynamo-port';
@@ -258,6 +259,9 @@ export function formatDisruption(plan: DisruptionPlan, records: readonly Disrupt
   return `${out.join('\n')}\n`;
 }
 
+const KUBE_ENDPOINT_HINT =
+  "pass --kube-endpoint URL to reach the API server another way, e.g. --kube-endpoint http://127.0.0.1:8001 with 'kubectl proxy' running";
+
 function clients(region: string, endpoint: string | undefined): AwsClients {
   const config = { region, ...(endpoint ? { endpoint } : {}), ...clientTimeoutConfig({}), maxAttempts: 3 };
   return {
@@ -341,6 +345,9 @@ export const disruptionCommand: Command = {
         );
       }
       return 0;
+    } catch (error) {
+      if (error instanceof ClusterEndpointError) throw new Error(error.forOverride(KUBE_ENDPOINT_HINT));
+      throw error;
     } finally {
       for (const client of Object.values(aws)) client.destroy();
     }

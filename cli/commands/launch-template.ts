@@ -6,6 +6,8 @@ import { buildCreateLaunchTemplateInput, type LaunchTemplateSpec } from '../../s
 import { type Command, flagValue, flagValues, parseArgs, requireFlag, UsageError } from '../command';
 import {
   clusterIsIPv6,
+  LAUNCH_CLUSTER_VALUES,
+  LAUNCH_EXIT_STATUS,
   LAUNCH_FLAGS,
   LAUNCH_FLAGS_USAGE,
   LAUNCH_VALUE_FLAGS,
@@ -25,7 +27,15 @@ Prints the CreateLaunchTemplate request (JSON, AWS SDK field names) without call
   --ami-id ID               the AMI the template launches
   --instance-profile NAME   the instance profile (default: spec.instanceProfile, else a placeholder)
   --security-group-id ID    a security group (repeatable; default: the id terms of the node class)
-${LAUNCH_FLAGS_USAGE}`,
+${LAUNCH_FLAGS_USAGE}
+Example:
+  karpless launch-template --ami-id ami-0123456789abcdef0 --manifests examples/manifests \\
+    --nodepool general --instance-type m7g.large --capacity-type on-demand --cluster-name my-cluster \\
+    --cluster-endpoint https://EXAMPLE.gr7.us-east-1.eks.amazonaws.com --cluster-ca Q0EgQlVORExF \\
+    --cluster-cidr 10.100.0.0/16 --security-group-id sg-0123456789abcdef0
+
+${LAUNCH_CLUSTER_VALUES}
+${LAUNCH_EXIT_STATUS}`,
   async run(args, io) {
     const parsed = parseArgs(args, {
       values: [...LAUNCH_FLAGS, '--ami-id', '--instance-profile', '--security-group-id'],

@@ -8,6 +8,7 @@ import type { Condition, EC2NodeClass } from '../../shared/apis/v1/types';
 import { NODECLASS_CONDITIONS, type NodeClassResolution, resolveNodeClass } from '../../shared/nodeclass';
 import { AMIProvider } from '../../shared/providers/ami';
 import { EndpointError } from '../../shared/providers/aws-client';
+import { isMissingCredentials } from '../../shared/providers/aws-errors';
 import { CapacityReservationProvider } from '../../shared/providers/capacityreservation';
 import { ClusterProvider } from '../../shared/providers/cluster';
 import { InstanceProfileProvider } from '../../shared/providers/instanceprofile';
@@ -30,6 +31,12 @@ message; -o json prints the node classes with their status.
                    instance profile name (without it, alias AMIs and role profiles show Unknown)
   --timeout        how long one AWS request may take, e.g. 500ms, 10s, 1m (default 10s); each call
                    is tried up to 3 times, and the first endpoint that does not answer stops the command
+  -o wide|json     wide: every condition (SubnetsReady, SecurityGroupsReady, AMIsReady,
+                   InstanceProfileReady, Ready, ...) with its reason and message; json: the node
+                   classes with their status, as the API server would hold them
+
+AWS credentials come from the usual places (AWS_PROFILE, AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, SSO,
+an instance role); without any, the command stops and says so.
 
 Exit status: 0 when every EC2NodeClass is Ready, 1 otherwise (or when AWS cannot be reached), 2 on bad flags.
 `;
@@ -45,11 +52,17 @@ function parseTimeout(text: string | undefined): number {
   return Math.max(1, Math.round(seconds * 1000));
 }
 
+/** Failures every later call would repeat: no endpoint answering, no credentials to sign with. */
+function isStopping(error: unknown): error is Error {
+  return error instanceof EndpointError || isMissingCredentials(error);
+}
+
 /**
- * The same port, but once a call found its endpoint unreachable every later call fails at once with
- * that error: waiting out the timeout again for each node class and condition tells nothing new.
+ * The same port, but once a call found its endpoint unreachable, or no credentials, every later call
+ * fails at once with that error: waiting out the timeout again for each node class and condition
+ * tells nothing new.
  */
-function stopAfterEndpointFailure<T extends object>(api: T, state: { error?: EndpointError }): T {
+function stopAfterEndpointFailure<T extends object>(api: T, state: { error?: Error }): T {
   const wrapped: Record<string, unknown> = {};
   for (const [name, call] of Object.entries(api)) {
     wrapped[name] = async (...args: unknown[]) => {
@@ -57,7 +70,7 @@ function stopAfterEndpointFailure<T extends object>(api: T, state: { error?: End
       try {
         return await (call as (...a: unknown[]) => Promise<unknown>)(...args);
       } catch (error) {
-        if (error instanceof EndpointError) state.error ??= error;
+        if (isStopping(error)) state.error ??= error;
         throw error;
       }
     };
@@ -154,7 +167,7 @@ export const statusCommand: Command = {
 
     const { config } = requireConfiguration(manifests);
     const sdk = awsApis({ region, ...(endpoint ? { endpoint } : {}), requestTimeoutMs: timeoutMs, maxAttempts: 3 });
-    const unreachable: { error?: EndpointError } = {};
+    const unreachable: { error?: Error } = {};
     const aws = {
       ec2: stopAfterEndpointFailure(sdk.ec2, unreachable),
       ssm: stopAfterEndpointFailure(sdk.ssm, unreachable),
@@ -179,7 +192,7 @@ export const statusCommand: Command = {
       };
       const resolutions: NodeClassResolution[] = [];
       for (const nodeClass of config.nodeClasses) resolutions.push(await resolveNodeClass(nodeClass, deps));
-      // Conditions would each repeat the same network failure; one error says it better.
+      // Conditions would each repeat the same network or credentials failure; one error says it better.
       if (unreachable.error) throw unreachable.error;
       const nodeClasses = resolutions.map((r) => r.nodeClass);
       if (output === 'json') io.stdout.write(`${JSON.stringify(nodeClasses, null, 2)}\n`);

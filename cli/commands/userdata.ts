@@ -56,6 +56,15 @@ export const LAUNCH_FLAGS_USAGE = `  --manifests PATH          NodePool/EC2NodeC
   --catalog FILE            instance-type catalog JSON (default: the built-in us-east-1 snapshot)
 `;
 
+export const LAUNCH_CLUSTER_VALUES = `Your cluster's values: 'aws eks describe-cluster --name my-cluster' gives cluster.endpoint,
+cluster.certificateAuthority.data and cluster.kubernetesNetworkConfig.serviceIpv4Cidr.
+`;
+
+export const LAUNCH_EXIT_STATUS = `Exit status: 0 when the output was printed; 1 when the manifests are invalid, the NodePool,
+EC2NodeClass or instance type is not found, or the node could not boot as asked (userData too large,
+a requirement of the NodePool the instance type does not meet); 2 on bad flags.
+`;
+
 /** The flag each checked launch value comes from, for messages. */
 export const LAUNCH_VALUE_FLAGS = {
   clusterName: '--cluster-name',
@@ -229,7 +238,15 @@ export const userDataCommand: Command = {
 
 Prints the decoded userData Karpenter v1 would generate for one node, without calling AWS.
 
-${LAUNCH_FLAGS_USAGE}`,
+${LAUNCH_FLAGS_USAGE}
+Example:
+  karpless userdata --manifests examples/manifests --nodepool general --instance-type m7g.large \\
+    --capacity-type spot --cluster-name my-cluster \\
+    --cluster-endpoint https://EXAMPLE.gr7.us-east-1.eks.amazonaws.com --cluster-ca Q0EgQlVORExF \\
+    --cluster-cidr 10.100.0.0/16
+
+${LAUNCH_CLUSTER_VALUES}
+${LAUNCH_EXIT_STATUS}`,
   async run(args, io) {
     const parsed = parseArgs(args, { values: LAUNCH_FLAGS });
     if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);

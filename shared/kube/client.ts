@@ -265,13 +265,31 @@ export async function kubeClientForCluster(options: ClusterClientOptions): Promi
   return new HttpKubeClient({ ...rest, endpoint, ca, token: tokenSource });
 }
 
+/**
+ * The cluster's API server cannot be reached as DescribeCluster describes it. The message names the
+ * functions' setting; a command with its own flag for the override names that instead (forOverride).
+ */
+export class ClusterEndpointError extends Error {
+  override readonly name = 'ClusterEndpointError';
+  constructor(
+    readonly clusterName: string,
+    readonly problem: string,
+  ) {
+    super(
+      `EKS cluster ${clusterName}: ${problem}; set ${ENV.kubeEndpoint} to an http://127.0.0.1 endpoint to use a test API server instead`,
+    );
+  }
+
+  /** The same problem, telling to use `how` (a flag and its value) instead of the functions' setting. */
+  forOverride(how: string): string {
+    return `EKS cluster ${this.clusterName}: ${this.problem}; ${how}`;
+  }
+}
+
 function decodeClusterCa(clusterName: string, data: string | undefined): string {
   const pem = data ? Buffer.from(data, 'base64').toString('utf8') : '';
   if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
-    throw new Error(
-      `EKS cluster ${clusterName}: certificateAuthority.data is not a base64 PEM certificate; ` +
-        `set ${ENV.kubeEndpoint} to an http://127.0.0.1 endpoint to use a test API server instead`,
-    );
+    throw new ClusterEndpointError(clusterName, 'certificateAuthority.data is not a base64 PEM certificate');
   }
   return pem;
 }

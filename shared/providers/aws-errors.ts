@@ -68,3 +68,8 @@ export function isUnauthorized(error: unknown): boolean {
   const code = errorCode(error);
   return code !== undefined && UNAUTHORIZED_CODES.has(code);
 }
+
+/** The SDK found no credentials to sign with (no environment keys, profile, SSO session or role). */
+export function isMissingCredentials(error: unknown): boolean {
+  return error instanceof Error && error.name === 'CredentialsProviderError';
+}

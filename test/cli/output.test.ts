@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { failureMessage } from '../../cli/main';
+import { closestCommand, failureMessage } from '../../cli/main';
 import { escapeTerminal, toYaml } from '../../cli/output';
 import { inProcess } from './run';
 
@@ -154,6 +154,8 @@ describe('inputs with nothing in them, mistyped paths, and internal errors', { t
       `karpless plan: ${join(dir, 'nope.yaml')}: no such file or directory`,
     ],
     ['an unknown flag', ['plan', '--pod', 'x'], 2, 'karpless plan: unknown flag --pod'],
+    ['a misspelt command', ['plna'], 2, 'karpless: unknown command "plna"; did you mean "plan"?'],
+    ['a command cut short', ['disrupt'], 2, 'karpless: unknown command "disrupt"; did you mean "disruption"?'],
   ])('%s: exit %i', async (_, args, code, message) => {
     const result = await inProcess(args);
     expect(result.code).toBe(code);
@@ -168,8 +170,35 @@ describe('inputs with nothing in them, mistyped paths, and internal errors', { t
     ],
     [new RangeError('Maximum call stack size exceeded'), /^internal error .*: Maximum call stack size exceeded$/],
     [new Error('catalog.json: not found'), /^catalog\.json: not found$/],
+    [
+      Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }),
+      /^no AWS credentials found \(Could not load credentials from any providers\): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/,
+    ],
   ])('failureMessage(%s) names no exception class', (error, expected) => {
     expect(failureMessage(error)).toMatch(expected);
+  });
+});
+
+describe('commands, unknown and misspelt', () => {
+  it.each([
+    ['plna', 'plan'],
+    ['stauts', 'status'],
+    ['validte', 'validate'],
+    ['lanch-template', 'launch-template'],
+    ['userdta', 'userdata'],
+    ['conv', 'convert'],
+  ])('"%s" suggests %s', (typed, meant) => {
+    expect(closestCommand(typed)).toBe(meant);
+  });
+
+  it.each(['xyz', 'deploy', 'p'])('"%s" suggests nothing: it is far from every command', (typed) => {
+    expect(closestCommand(typed)).toBeUndefined();
+  });
+
+  it('an unknown command with no near name lists the commands, without a guess', async () => {
+    const result = await inProcess(['deploy']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^karpless: unknown command "deploy"\n\nUsage: karpless <command>/);
   });
 });
 

@@ -1,8 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { UsageError } from '../../cli/command';
 import { formatStatus, humanDuration, statusCommand } from '../../cli/commands/status';
 import { main } from '../../cli/main';
 import type { Condition, EC2NodeClass } from '../../shared/apis/v1/types';
+import { inProcess } from './run';
 
 const S = 1000;
 const M = 60 * S;
@@ -128,5 +132,46 @@ describe('karpless status flags', () => {
     expect(await main(['status', '--bogus'], streams.io)).toBe(2);
     expect(streams.err()).toContain('unknown flag --bogus');
     expect(streams.err()).toContain('Usage: karpless status --manifests');
+  });
+});
+
+describe('karpless status without AWS credentials', () => {
+  // Nothing the SDK could sign with: no keys, no profile files, no instance metadata to ask.
+  const cleared = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE'];
+  const saved = { ...process.env };
+  let home: string;
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), 'karpless-nocreds-'));
+    for (const key of cleared) delete process.env[key];
+    Object.assign(process.env, {
+      HOME: home,
+      AWS_CONFIG_FILE: join(home, 'config'),
+      AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
+  });
+  afterEach(() => {
+    process.env = { ...saved };
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('says so plainly and exits 1, instead of a table of Unknown', async () => {
+    const args = ['status', '--manifests', 'examples/manifests', '--region', 'us-east-1'];
+    const result = await inProcess([...args, '--endpoint-url', 'http://127.0.0.1:9']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^karpless status: no AWS credentials found \(.*\): set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run 'aws sso login', then try again\n$/,
+    );
+  });
+});
+
+describe('karpless status --help', () => {
+  it('lists -o with both its values', async () => {
+    let out = '';
+    expect(
+      await main(['status', '--help'], { stdout: { write: (t: string) => (out += t) }, stderr: { write: () => 0 } }),
+    ).toBe(0);
+    expect(out).toMatch(/^ {2}-o wide\|json {5}wide: every condition/m);
   });
 });

@@ -81,3 +81,22 @@ describe('karpless userdata', () => {
     expect(stderr).toContain(message);
   });
 });
+
+/** The example of a command's --help, as the argument list a shell would pass. */
+function helpExample(help: string): string[] {
+  const example = help.split('Example:\n')[1]?.split('\n\n')[0] ?? '';
+  return example.replace(/\\\n/g, ' ').trim().split(/\s+/).slice(1);
+}
+
+describe.each(['userdata', 'launch-template'])('karpless %s --help', (command) => {
+  it('gives the exit codes and an example that runs as printed', async () => {
+    const help = await inProcess([command, '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Exit status: 0 when the output was printed; 1 when .*; 2 on bad flags\.$/ms);
+    const example = helpExample(help.stdout);
+    expect(example[0]).toBe(command);
+    const result = await inProcess(example);
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toBe('');
+  });
+});

@@ -70,17 +70,12 @@ let dir: string;
 const nodeNames: string[] = [];
 
 async function disruption(...flags: string[]) {
+  return disruptionWith(['--kube-endpoint', api.url, ...flags]);
+}
+
+async function disruptionWith(flags: string[]) {
   const args = ['cli/karpless.mjs', 'disruption', '--manifests', dir, '--cluster-name', CLUSTER];
-  const all = [
-    ...args,
-    '--endpoint-url',
-    account.endpoint,
-    '--region',
-    account.region,
-    '--kube-endpoint',
-    api.url,
-    ...flags,
-  ];
+  const all = [...args, '--endpoint-url', account.endpoint, '--region', account.region, ...flags];
   try {
     const { stdout, stderr } = await run(process.execPath, all, { env: { ...process.env, ...account.env } });
     return { code: 0, stdout, stderr };
@@ -200,5 +195,17 @@ describe('karpless disruption against moto and the fake API server', () => {
     expect(json.decisions[0]?.replacement.nodeClaims[0]?.price).toBeGreaterThan(0);
     expect(await instanceCount()).toBe(2);
     for (const name of nodeNames) expect(api.getNode(name)?.spec?.taints ?? []).toEqual([]);
+  });
+
+  it("names its own --kube-endpoint flag when the cluster's API server cannot be used as described", async () => {
+    // moto's cluster has no PEM certificate: the API server it describes cannot be trusted.
+    const result = await disruptionWith([]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^karpless disruption: EKS cluster ${CLUSTER}: certificateAuthority.data is not a base64 PEM certificate; pass --kube-endpoint URL`,
+      ),
+    );
+    expect(result.stderr).not.toContain('KARPLESS_KUBE_ENDPOINT');
   });
 });
