@@ -172,7 +172,7 @@ export class Packer {
       moveTopology: this.order === 'karpenter' || this.input.pods.length <= TOPOLOGY_MOVES_MAX_PODS,
       variant: (cls, level) => this.terms.variant(cls, level),
       classes: () => this.classes,
-      domains: (v, key) => this.targets.domainsFor(v, key),
+      skewDomains: (v, o) => this.targets.skewDomains(v, o),
     };
     const post = new PostPasses(context);
     new TailRepack(context).repackTails();

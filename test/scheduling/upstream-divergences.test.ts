@@ -262,3 +262,169 @@ describe('Existing Nodes > host ports', () => {
     for (const c of result.nodeClaims) expect(c.pods.filter((p) => p.metadata.name.startsWith('hp-'))).toHaveLength(1);
   });
 });
+
+describe('Topology > NodeTaintsPolicy and NodeAffinityPolicy', () => {
+  const labels = { app: 'spread' };
+  const SPREAD = 'fake-label';
+  const spread = (policy: { nodeTaintsPolicy?: 'Honor' | 'Ignore'; nodeAffinityPolicy?: 'Honor' | 'Ignore' }) => [
+    {
+      maxSkew: 1,
+      topologyKey: SPREAD,
+      whenUnsatisfiable: 'DoNotSchedule' as const,
+      labelSelector: { matchLabels: labels },
+      ...policy,
+    },
+  ];
+  const existing = (name: string, value: string, o: { taints?: Taint[]; labels?: Record<string, string> } = {}) => ({
+    name,
+    labels: { [HOST]: name, [SPREAD]: value, ...(o.labels ?? {}) },
+    taints: o.taints ?? [],
+    allocatable: { cpu: 100, memory: 2 ** 30, pods: 110 },
+    pods: [],
+  });
+  const taint: Taint = { key: 'taintname', value: 'taintvalue', effect: 'NoSchedule' };
+  const placedPerDomain = (result: ReturnType<typeof solve>) => {
+    const counts = new Map<string, number>();
+    for (const c of result.nodeClaims) {
+      const d = c.requirements.find((r) => r.key === SPREAD)?.values?.[0] ?? '?';
+      counts.set(d, (counts.get(d) ?? 0) + c.pods.length);
+    }
+    return [...counts.values()].sort((a, b) => b - a);
+  };
+
+  it('should balance pods across a label (NodeTaintsPolicy=ignore) (topology_test.go:1199)', () => {
+    const result = solve({
+      pods: pods('p', 5, { labels, cpu: '1', topologySpreadConstraints: spread({ nodeTaintsPolicy: 'Ignore' }) }),
+      nodePools: [nodePool('default', { labels: { [SPREAD]: 'baz' } })],
+      instanceTypes: { default: standardTypes() },
+      existingNodes: [existing('node-1', 'foo', { taints: [taint] }), existing('node-2', 'bar', { taints: [taint] })],
+    });
+    // foo and bar count at 0 although the pods cannot go there: one pod in baz, the rest wait.
+    expect(placedPerDomain(result)).toEqual([1]);
+    expect(result.unschedulable).toHaveLength(4);
+  });
+
+  it('counts tainted domains by default (nodeTaintsPolicy unset is Ignore)', () => {
+    const result = solve({
+      pods: pods('p', 5, { labels, cpu: '1', topologySpreadConstraints: spread({}) }),
+      nodePools: [nodePool('default', { labels: { [SPREAD]: 'baz' } })],
+      instanceTypes: { default: standardTypes() },
+      existingNodes: [existing('node-1', 'foo', { taints: [taint] })],
+    });
+    expect(placedPerDomain(result)).toEqual([1]);
+  });
+
+  it('should balance pods across a label (NodeTaintsPolicy=honor) (topology_test.go:1270)', () => {
+    const result = solve({
+      pods: pods('p', 5, { labels, cpu: '1', topologySpreadConstraints: spread({ nodeTaintsPolicy: 'Honor' }) }),
+      nodePools: [nodePool('default', { labels: { [SPREAD]: 'baz' } })],
+      instanceTypes: { default: standardTypes() },
+      existingNodes: [existing('node-1', 'foo', { taints: [taint] }), existing('node-2', 'bar', { taints: [taint] })],
+    });
+    expect(placedPerDomain(result)).toEqual([5]);
+    expect(result.unschedulable).toEqual([]);
+  });
+
+  it.each([
+    ['Ignore', [1]],
+    ['Honor', [2]],
+  ] as const)(
+    'should balance pods across a label when discovered from the nodepool (NodeTaintsPolicy=%s) (topology_test.go:1339, 1395)',
+    (policy, expected) => {
+      const tainted = nodePool('tainted', {
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'Exists' },
+          { key: SPREAD, operator: 'In', values: ['bar'] },
+        ],
+        taints: [{ key: 'taint-key', value: 'taint-value', effect: 'NoSchedule' }],
+      });
+      const plain = nodePool('default', { requirements: [{ key: SPREAD, operator: 'In', values: ['foo'] }] });
+      const result = solve({
+        pods: pods('p', 2, { labels, topologySpreadConstraints: spread({ nodeTaintsPolicy: policy }) }),
+        nodePools: [plain, tainted],
+        instanceTypes: { default: standardTypes(), tainted: standardTypes() },
+      });
+      // Ignore: bar (tainted) holds the minimum at 0, so foo takes one pod; Honor: foo alone counts, both fit.
+      expect(placedPerDomain(result)).toEqual(expected);
+    },
+  );
+
+  it('should balance pods across a label when mutually exclusive NodePools (by taints) share domains (NodeTaintsPolicy=honor) (topology_test.go:1451)', () => {
+    const pools = [
+      ['foo', 'bar'],
+      ['foo', 'baz'],
+    ].map((domains, i) =>
+      nodePool(`pool-${i}`, {
+        requirements: [
+          { key: 'karpenter.sh/capacity-type', operator: 'Exists' },
+          { key: SPREAD, operator: 'In', values: domains },
+        ],
+        taints: [{ key: 'taint-key', value: `nodepool-${i}`, effect: 'NoSchedule' }],
+      }),
+    );
+    const podsFor = (i: number, count: number) =>
+      pods(`d${i}`, count, {
+        labels,
+        topologySpreadConstraints: spread({ nodeTaintsPolicy: 'Honor' }),
+        tolerations: [{ key: 'taint-key', effect: 'NoSchedule', value: `nodepool-${i}` }],
+      });
+    const result = solve({
+      pods: [...podsFor(0, 2), ...podsFor(1, 4)],
+      nodePools: pools,
+      instanceTypes: { 'pool-0': standardTypes(), 'pool-1': standardTypes() },
+    });
+    expect(result.unschedulable).toEqual([]);
+    expect(placedPerDomain(result)).toEqual([3, 2, 1]);
+  });
+
+  it.each([
+    ['Ignore', [1]],
+    ['Honor', [5]],
+  ] as const)(
+    'should balance pods across a label (NodeAffinityPolicy=%s) (topology_test.go:1532, 1599)',
+    (policy, expected) => {
+      const result = solve({
+        pods: pods('p', 5, {
+          labels,
+          cpu: '1',
+          nodeSelector: { selector: 'value' },
+          topologySpreadConstraints: spread({ nodeAffinityPolicy: policy }),
+        }),
+        nodePools: [nodePool('default', { labels: { [SPREAD]: 'baz', selector: 'value' } })],
+        instanceTypes: { default: standardTypes() },
+        existingNodes: [
+          existing('node-1', 'foo', { labels: { selector: 'mismatch' } }),
+          existing('node-2', 'bar', { labels: { selector: 'mismatch' } }),
+        ],
+      });
+      expect(placedPerDomain(result)).toEqual(expected);
+    },
+  );
+
+  it('should not limit spread options by preferred node affinity (topology_test.go:1835)', () => {
+    const result = run({
+      pods: pods('p', 6, {
+        labels,
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: labels } },
+        ],
+        affinity: {
+          nodeAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [
+              {
+                weight: 1,
+                preference: { matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-a', 'zone-b'] }] },
+              },
+            ],
+          },
+        },
+      }),
+    });
+    const perZone = new Map<string, number>();
+    for (const c of result.nodeClaims) {
+      const z = c.requirements.find((r) => r.key === ZONE && r.operator === 'In')?.values?.[0] ?? '?';
+      perZone.set(z, (perZone.get(z) ?? 0) + c.pods.length);
+    }
+    expect([...perZone.values()].sort()).toEqual([2, 2, 2]);
+  });
+});

@@ -135,15 +135,16 @@ export class PodTerms {
     }
     cls.relax = state;
     let reqs = this.podBaseRequirements(cls.first, state.term);
+    const strictReqs = reqs;
     const preferred = prefNode[state.prefNode];
     for (const e of preferred?.preference.matchExpressions ?? []) reqs = reqs.add(requirementFrom(e));
     const own: OwnTerm[] = [];
     const ownedAnti: Group[] = [];
     const pod = cls.first;
-    const addOwn = (t: TopologyTerm, maxSkew = 0, minDomains = 0) => {
+    const addOwn = (t: TopologyTerm, maxSkew = 0, minDomains = 0, policies: Partial<OwnTerm> = {}) => {
       const group = this.group(t);
       const self = termMatches(t, cls.namespace, cls.labels);
-      own.push({ group, kind: t.kind, maxSkew, minDomains, self });
+      own.push({ group, kind: t.kind, maxSkew, minDomains, self, ...policies });
       return group;
     };
     for (const t of a?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
@@ -158,7 +159,10 @@ export class PodTerms {
     const softKept = new Set(soft.slice(state.softSpread));
     for (const c of spreads) {
       if (c.whenUnsatisfiable === 'ScheduleAnyway' && !softKept.has(c)) continue;
-      addOwn(spreadTerm(pod, c), c.maxSkew, c.minDomains ?? 0);
+      addOwn(spreadTerm(pod, c), c.maxSkew, c.minDomains ?? 0, {
+        ...(c.nodeTaintsPolicy === 'Honor' ? { honorTaints: true } : {}),
+        ...(c.nodeAffinityPolicy === 'Ignore' ? { ignoreAffinity: true } : {}),
+      });
     }
     const pinKeys = new Set<string>();
     for (const o of own) if (!o.group.host) pinKeys.add(o.group.key);
@@ -167,6 +171,7 @@ export class PodTerms {
       id: this.variantCount++,
       cls,
       reqs,
+      strictReqs,
       tolerateSoft: state.tolerateSoft,
       own,
       ownedAnti,

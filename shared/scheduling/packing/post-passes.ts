@@ -9,7 +9,7 @@ import type { TypeCatalog } from './catalog';
 import { finalTypes } from './finalize';
 import { domainOf, hostRoom } from './hosts';
 import { staticFit } from './pool-fit';
-import type { ClaimState, Group, PackingOrder, PodClass, PoolState, PricedType, Variant } from './state';
+import type { ClaimState, Group, OwnTerm, PackingOrder, PodClass, PoolState, PricedType, Variant } from './state';
 import { type Dims, exceedsCharged, fitsUsed, roomIn } from './vectors';
 
 /** The merge pass pairs at most this many of the cheapest claims. */
@@ -27,8 +27,8 @@ export interface PostPassContext {
   variant(cls: PodClass, level: number): Variant | undefined;
   /** Every pod class of the solve: the owners of the spreads a cross-zone move must keep. */
   classes(): readonly PodClass[];
-  /** The domains of a key a variant could land in (what its spread skews are taken over). */
-  domains(v: Variant, key: string): readonly string[];
+  /** The domains a spread of the variant takes its skew over (TopologyTargets.skewDomains). */
+  skewDomains(v: Variant, o: OwnTerm): readonly string[];
 }
 
 /** Zone-count changes of moves planned but not yet applied, by group id, then zone. */
@@ -191,7 +191,7 @@ export class PostPasses {
       const v = this.ctx.variant(cls, 0)!;
       for (const o of v.own)
         if (o.group === g && o.kind === 'spread')
-          list.push({ maxSkew: o.maxSkew, minDomains: o.minDomains, domains: this.ctx.domains(v, g.key) });
+          list.push({ maxSkew: o.maxSkew, minDomains: o.minDomains, domains: this.ctx.skewDomains(v, o) });
     }
     this.ownersMemo.set(g.id, list);
     return list;

@@ -60,6 +60,9 @@ export interface OwnTerm {
   maxSkew: number;
   minDomains: number;
   self: boolean;
+  /** A spread's nodeTaintsPolicy (default Ignore) and nodeAffinityPolicy (default Honor). */
+  honorTaints?: boolean;
+  ignoreAffinity?: boolean;
 }
 
 export interface Batch {
@@ -145,7 +148,10 @@ export interface StaticFit {
 export interface Variant {
   id: number;
   cls: PodClass;
+  /** Node selection: nodeSelector, the current required term and the preferred term tried at this level. */
   reqs: Requirements;
+  /** The required part of `reqs` only: what a spread's skew domains are narrowed by (Karpenter's StrictRequirements). */
+  strictReqs: Requirements;
   tolerateSoft: boolean;
   own: OwnTerm[];
   ownedAnti: Group[];

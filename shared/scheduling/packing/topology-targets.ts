@@ -7,7 +7,7 @@ import { untoleratedTaint } from '../taints';
 import { describeTerm } from '../topology';
 import type { TypeCatalog } from './catalog';
 import { cmp } from './ordering';
-import type { ExistingState, PoolState, Variant } from './state';
+import type { ExistingState, OwnTerm, PoolState, Variant } from './state';
 
 export class TopologyTargets {
   constructor(
@@ -47,6 +47,44 @@ export class TopologyTargets {
     d = [...values].sort(cmp);
     v.domains.set(key, d);
     this.domainsMemo.set(shared, d);
+    return d;
+  }
+
+  private readonly skewMemo = new Map<string, string[]>();
+
+  /**
+   * The domains a spread's minimum is taken over, as Karpenter's TopologyGroup registers them: the
+   * values of the key every NodePool can give a node (whatever the pod's other requirements; under
+   * nodeTaintsPolicy Honor only NodePools whose taints the pod tolerates), and those of the existing
+   * nodes the spread's node filter admits (nodeAffinityPolicy Honor, the default: their labels match
+   * the pod's required node selection; nodeTaintsPolicy Honor: their taints tolerated), narrowed by
+   * the pod's required selection on the key itself. A preferred node affinity never narrows it, and a
+   * domain the pod cannot reach still holds the minimum down (kube-scheduler would leave it out).
+   */
+  skewDomains(v: Variant, o: OwnTerm): string[] {
+    const key = o.group.key;
+    const honorTaints = o.honorTaints === true;
+    const honorAffinity = o.ignoreAffinity !== true;
+    const memoKey = `${this.catalog.intern(v.strictReqs)}|${key}|${honorTaints ? `${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}` : ''}|${honorAffinity}`;
+    let d = this.skewMemo.get(memoKey);
+    if (d) return d;
+    const values = new Set<string>();
+    for (const pool of this.pools) {
+      if (honorTaints && untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft)) continue;
+      for (const value of this.poolDomains(pool, this.catalog.intern(pool.domain), key)) values.add(value);
+      const own = pool.domain.get(key);
+      if (own && !own.complement) for (const value of own.values) values.add(value);
+    }
+    for (const n of this.existing) {
+      const value = n.labels[key];
+      if (value === undefined) continue;
+      if (honorAffinity && !v.strictReqs.matchesLabels(n.labels)) continue;
+      if (honorTaints && untoleratedTaint(v.cls.spec.tolerations, n.taints, v.tolerateSoft)) continue;
+      values.add(value);
+    }
+    const podDomains = v.strictReqs.get(key);
+    d = [...values].filter((value) => !podDomains || allows(podDomains, value)).sort(cmp);
+    this.skewMemo.set(memoKey, d);
     return d;
   }
 
@@ -119,9 +157,10 @@ export class TopologyTargets {
           }
           score -= c;
         } else {
+          const skewDomains = this.skewDomains(v, o);
           let min = Number.POSITIVE_INFINITY;
-          for (const x of domains) min = Math.min(min, g.counts.get(x) ?? 0);
-          if (domains.length < o.minDomains) min = 0;
+          for (const x of skewDomains) min = Math.min(min, g.counts.get(x) ?? 0);
+          if (skewDomains.length < o.minDomains || min === Number.POSITIVE_INFINITY) min = 0;
           const allowance = o.self ? min + o.maxSkew - c : c - min <= o.maxSkew ? Number.POSITIVE_INFINITY : 0;
           if (allowance <= 0) {
             ok = false;
