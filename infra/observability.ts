@@ -1,5 +1,8 @@
 // The dashboard and alarms an operator looks at first: what was decided and launched, what failed,
 // and whether anything is piling up (queue age, DLQ depth, function errors), and what was disrupted.
+// Beyond Lambda's own metrics, the alarms watch what a healthy cluster never shows: a watcher that
+// is not running, notices put that no provision decision followed, nodes of ours that fail to
+// register or never do, and gc or drift actions that keep failing.
 
 import { Duration } from 'aws-cdk-lib';
 import {
@@ -10,12 +13,13 @@ import {
   type IAlarmAction,
   type IMetric,
   MathExpression,
+  Metric,
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRIC, METRICS_NAMESPACE } from '../shared/contracts';
+import { METRIC, METRICS_NAMESPACE, SERVICE } from '../shared/contracts';
 
 export interface ObservabilityProps {
   readonly clusterName: string;
@@ -25,11 +29,40 @@ export interface ObservabilityProps {
   readonly alarmActions: readonly IAlarmAction[];
   /** Oldest-message age that raises the alarm. */
   readonly maxMessageAge: Duration;
+  /** The watcher's schedule: no invocation in three of them raises the alarm. */
+  readonly watcherInterval: Duration;
+}
+
+interface AlarmOptions {
+  /** Periods looked at, and how many of them must breach (default 1 of 1). */
+  readonly periods?: number;
+  readonly breaching?: number;
+  readonly comparison?: ComparisonOperator;
+  /** What a period without data means (default: fine). */
+  readonly missing?: TreatMissingData;
+}
+
+/** A metric a function puts without dimensions of its own: {service, cluster} (shared/runtime/powertools.ts). */
+function functionMetric(
+  service: string,
+  cluster: string,
+  metricName: string,
+  period: Duration,
+  statistic = 'Sum',
+  dimensions: Record<string, string> = {},
+): Metric {
+  return new Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName,
+    dimensionsMap: { service, cluster, ...dimensions },
+    statistic,
+    period,
+  });
 }
 
 // SEARCH matches the metric whatever dimensions the function's metrics logger adds (service,
 // capacity type, kind), so each graph shows one line per dimension value.
-function search(metric: string, statistic: 'Sum' | 'Average' | 'p99', label: string): IMetric {
+function search(metric: string, statistic: 'Sum' | 'SampleCount' | 'Average' | 'p99', label: string): IMetric {
   return new MathExpression({
     expression: `SEARCH('{${METRICS_NAMESPACE}} MetricName="${metric}"', '${statistic}', 300)`,
     label,
@@ -43,17 +76,25 @@ export class Observability extends Construct {
 
   constructor(scope: Construct, id: string, props: ObservabilityProps) {
     super(scope, id);
-    const alarm = (alarmId: string, metric: IMetric, threshold: number, description: string) => {
+    const alarm = (
+      alarmId: string,
+      metric: IMetric,
+      threshold: number,
+      description: string,
+      options: AlarmOptions = {},
+    ) => {
       const created = new Alarm(this, alarmId, {
         metric,
         threshold,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
+        evaluationPeriods: options.periods ?? 1,
+        datapointsToAlarm: options.breaching ?? options.periods ?? 1,
+        comparisonOperator: options.comparison ?? ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: options.missing ?? TreatMissingData.NOT_BREACHING,
         alarmDescription: `karpless ${props.clusterName}: ${description}`,
       });
       for (const action of props.alarmActions) created.addAlarmAction(action);
       this.alarms.push(created);
+      return created;
     };
     for (const [name, queue] of Object.entries(props.deadLetterQueues)) {
       alarm(
@@ -79,6 +120,8 @@ export class Observability extends Construct {
         `the ${name} function failed`,
       );
     }
+
+    this.pipelineAlarms(props, alarm);
 
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
     this.dashboard.addWidgets(
@@ -123,5 +166,83 @@ export class Observability extends Construct {
         left: Object.values(props.functions).map((f) => f.metricErrors({ period: Duration.minutes(5) })),
       }),
     );
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Failures the next run retries',
+        left: [
+          search(METRIC.registrationFailures, 'Sum', 'registrations failed'),
+          search(METRIC.actionFailures, 'Sum', 'gc and drift actions failed'),
+        ],
+      }),
+      new GraphWidget({
+        title: 'Notices put and decisions made',
+        left: [search(METRIC.noticesPut, 'Sum', 'notices'), search(METRIC.podsPerDecision, 'SampleCount', 'decisions')],
+      }),
+    );
+  }
+
+  /** Alarms on the notice → decision → registration pipeline, which Lambda's own metrics cannot see. */
+  private pipelineAlarms(
+    props: ObservabilityProps,
+    alarm: (id: string, metric: IMetric, threshold: number, description: string, options?: AlarmOptions) => Alarm,
+  ): void {
+    const cluster = props.clusterName;
+    const watcher = props.functions.Watcher;
+    if (watcher) {
+      // A watcher that is not invoked (schedule disabled, throttled to zero, deleted) puts no
+      // metric at all, so missing data is the breach here.
+      const window = Duration.seconds(Math.max(300, props.watcherInterval.toSeconds() * 3));
+      alarm(
+        'WatcherNotRunning',
+        watcher.metricInvocations({ period: window, statistic: 'Sum' }),
+        1,
+        `the watcher was not invoked for ${window.toMinutes()} minutes: no pending pod is noticed and no node registered`,
+        { comparison: ComparisonOperator.LESS_THAN_THRESHOLD, missing: TreatMissingData.BREACHING },
+      );
+    }
+    const quarter = Duration.minutes(15);
+    alarm(
+      'NoticesNotProvisioned',
+      new MathExpression({
+        expression: 'IF(FILL(notices, 0) > 0 AND FILL(decisions, 0) == 0, 1, 0)',
+        usingMetrics: {
+          notices: functionMetric(SERVICE.watcher, cluster, METRIC.noticesPut, quarter),
+          decisions: functionMetric(SERVICE.provision, cluster, METRIC.podsPerDecision, quarter, 'SampleCount'),
+        },
+        period: quarter,
+        label: 'notices put without a provision decision',
+      }),
+      1,
+      'the watcher put notices for 15 minutes and the provision function decided nothing: the bus, the rule, the queue policy or the provision function is broken',
+    );
+    const five = Duration.minutes(5);
+    alarm(
+      'RegistrationFailures',
+      functionMetric(SERVICE.watcher, cluster, METRIC.registrationFailures, five),
+      1,
+      'the watcher failed to register nodes of ours for 10 minutes: they keep the unregistered taint and gc terminates them after 15',
+      { periods: 2 },
+    );
+    alarm(
+      'NodesNeverRegistered',
+      functionMetric(SERVICE.gc, cluster, METRIC.garbageCollected, five, 'Sum', {
+        resource: 'instance',
+        reason: 'RegistrationTimeout',
+      }),
+      1,
+      'gc terminated instances that never registered as nodes: check the node role access entry, userData and the watcher',
+    );
+    for (const [name, service] of [
+      ['Gc', SERVICE.gc],
+      ['Drift', SERVICE.drift],
+    ] as const) {
+      alarm(
+        `${name}ActionFailures`,
+        functionMetric(service, cluster, METRIC.actionFailures, five),
+        1,
+        `${name.toLowerCase()} actions (deletions, disruption steps) kept failing for 15 minutes: see the function's log`,
+        { periods: 3 },
+      );
+    }
   }
 }

@@ -23,6 +23,7 @@ import { Construct } from 'constructs';
 import type { Configuration } from '../shared/apis/config';
 import { resolveAMIFamily } from '../shared/apis/v1/amifamily';
 import { ENV, KUBE, STATE_TABLE } from '../shared/contracts';
+import { PROVISION_RETRY } from '../shared/runtime/provision-retry';
 import { loadDeployConfiguration } from './configuration';
 import { KarplessFunction } from './function';
 import {
@@ -170,7 +171,9 @@ export class Provisioner extends Construct {
       interruptionConsumerTimeout: INTERRUPTION_TIMEOUT,
       provisionConsumerTimeout: PROVISION_TIMEOUT,
       interruptionMaxReceiveCount: 2,
-      provisionMaxReceiveCount: 3,
+      // The handler moves a record to the DLQ itself, with its reason, on this attempt; the redrive
+      // policy is the fallback for a run that died (timeout, crash) before it could.
+      provisionMaxReceiveCount: PROVISION_RETRY.maxAttempts,
     });
     this.nodeRoles = this.nodeRolesFor(props);
 
@@ -193,7 +196,10 @@ export class Provisioner extends Construct {
         ...(fnId === 'Watcher' || fnId === 'Drift' || fnId === 'Gc' ? { reservedConcurrency: 1 } : {}),
       });
     this.watcher = fn('Watcher', WATCHER_TIMEOUT, 512);
-    this.provision = fn('Provision', PROVISION_TIMEOUT, 1024);
+    this.provision = fn('Provision', PROVISION_TIMEOUT, 1024, {
+      [ENV.provisionQueueUrl]: this.queues.provisionQueue.queueUrl,
+      [ENV.provisionDeadLetterQueueUrl]: this.queues.provisionDeadLetterQueue.queueUrl,
+    });
     this.interruption = fn('Interruption', INTERRUPTION_TIMEOUT, 512, {
       [ENV.rebalanceAction]: props.rebalanceAction ?? 'record',
     });
@@ -222,6 +228,7 @@ export class Provisioner extends Construct {
       },
       alarmActions: props.alarmActions ?? [],
       maxMessageAge: Duration.minutes(2),
+      watcherInterval: props.watcherInterval ?? Duration.minutes(1),
     });
 
     new CfnOutput(this, 'StateTableName', { value: this.table.tableName });
@@ -257,6 +264,9 @@ export class Provisioner extends Construct {
       noticeBus.grantPutEventsTo(f.function);
       f.function.addToRolePolicy(clusterDiscovery(clusterName));
     }
+    // A failed batch's records: the backoff delay (ChangeMessageVisibility, granted with the event
+    // source) and, after the last attempt, the dead-letter queue with the reason.
+    this.queues.provisionDeadLetterQueue.grantSendMessages(this.provision.function);
     const nodeRoleArns = this.nodeRoles.map((r) => r.roleArn);
     // The drift function launches replacements through the same path as the provision function.
     for (const launching of [this.provision, this.drift]) {
@@ -296,10 +306,12 @@ export class Provisioner extends Construct {
       // A missed run is not retried: the next one a minute later sees the same cluster.
       targets: [new LambdaFunction(this.watcher.function, { retryAttempts: 0, maxEventAge: Duration.minutes(1) })],
     });
+    noAsyncRetries(this.watcher, Duration.minutes(1));
   }
 
   private wireDrift(driftInterval: Duration): void {
     const target = new LambdaFunction(this.drift.function, { retryAttempts: 0, maxEventAge: Duration.minutes(5) });
+    noAsyncRetries(this.drift, Duration.minutes(5));
     new Rule(this, 'DriftSchedule', {
       description: 'karpless drift: re-resolve node classes, replace drifted and expired nodes within budgets',
       schedule: Schedule.rate(driftInterval),
@@ -321,6 +333,7 @@ export class Provisioner extends Construct {
       // A missed run is not retried: the next one lists everything again.
       targets: [new LambdaFunction(this.gc.function, { retryAttempts: 0, maxEventAge: gcInterval })],
     });
+    noAsyncRetries(this.gc, gcInterval);
   }
 
   private createAccessEntries(clusterName: string, nodeEntries: boolean): void {
@@ -347,6 +360,19 @@ export class Provisioner extends Construct {
       });
     }
   }
+}
+
+/**
+ * The EventBridge target's retry policy covers delivery to Lambda only; once accepted, Lambda's own
+ * async defaults (2 retries over up to 6 hours) would run a failed scheduled function again, late and
+ * beside the next scheduled run. These functions start over from fresh reads each run: no retries,
+ * and an event older than one interval is dropped.
+ */
+function noAsyncRetries(fn: KarplessFunction, maxEventAge: Duration): void {
+  fn.function.configureAsyncInvoke({
+    retryAttempts: 0,
+    maxEventAge: Duration.seconds(Math.min(Math.max(maxEventAge.toSeconds(), 60), 21_600)),
+  });
 }
 
 function isConfiguration(value: ProvisionerProps['manifests']): value is Configuration {

@@ -1,16 +1,19 @@
 // drift λ (an `EC2 AMI State Change` rule and a schedule): re-resolve the node classes, then move
 // drifted and expired nodes one step through their budgeted replacement (shared/runtime/drift.ts),
 // then at most one single-node consolidation (shared/runtime/drift-consolidation.ts).
-// A failed run changes nothing the next run cannot resume, so errors are logged, not retried.
+// A failed run changes nothing the next run cannot resume, so it is not retried, but it throws after
+// logging: Lambda's Errors metric and the stack's alarm see it. An event it does not handle is
+// ignored, not failed.
 
 import type { Context } from 'aws-lambda';
+import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
 import { driftDeps } from '../../shared/runtime/deps/drift';
 import { type DriftDeps, type DriftReport, parseDriftTrigger, runDrift } from '../../shared/runtime/drift';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
 
-export type DriftResult = DriftReport | { ignored: string } | { error: string };
+export type DriftResult = DriftReport | { ignored: string };
 
 export function createHandler(load: () => Promise<DriftDeps>, tools: Powertools) {
   return async (event: unknown, context: Context): Promise<DriftResult> => {
@@ -26,14 +29,14 @@ export function createHandler(load: () => Promise<DriftDeps>, tools: Powertools)
       return report;
     } catch (error) {
       tools.logger.error('drift failed', { error: errorMessage(error) });
-      return { error: errorMessage(error) };
+      throw error;
     } finally {
       tools.metrics.publishStoredMetrics();
     }
   };
 }
 
-const tools = powertools('karpless-drift');
+const tools = powertools(SERVICE.drift);
 export const handler = createHandler(
   once(async () => driftDeps(buildRuntime(), tools.telemetry)),
   tools,

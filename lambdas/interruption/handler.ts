@@ -4,6 +4,7 @@
 
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
 import { interruptionDeps } from '../../shared/runtime/deps/interruption';
 import { buildRuntime } from '../../shared/runtime/environment';
@@ -42,7 +43,7 @@ export function createHandler(load: () => Promise<Omit<InterruptionDeps, 'invoca
   };
 }
 
-const tools = powertools('karpless-interruption');
+const tools = powertools(SERVICE.interruption);
 export const handler = createHandler(
   once(async () => interruptionDeps(buildRuntime(), tools.telemetry)),
   tools,

@@ -1,16 +1,33 @@
 // provision λ (SQS FIFO, one message group per cluster): the batch's PodsUnschedulable notices →
-// one decision → NodeClaims launched. A failure retrying may cure returns the whole batch (FIFO
-// order), a malformed notice is logged and acknowledged.
+// one decision → NodeClaims launched. A malformed notice is logged and acknowledged. A failed
+// decision or launch returns the whole batch (FIFO order) after a backoff of seconds, and after the
+// last attempt each record goes to the dead-letter queue with the reason (shared/runtime/provision-retry.ts).
 
-import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
-import { provisionDeps } from '../../shared/runtime/deps/provision';
+import { provisionDeps, provisionRetryQueue } from '../../shared/runtime/deps/provision';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { parseProvisionRecords } from '../../shared/runtime/notices';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
 import { type ProvisionDeps, provision } from '../../shared/runtime/provision';
+import { type FailedRecord, type RetryQueuePort, settleFailedBatch } from '../../shared/runtime/provision-retry';
 
-export function createHandler(load: () => Promise<ProvisionDeps>, tools: Powertools) {
+export function failedRecord(record: SQSRecord): FailedRecord {
+  // Lambda always sets attributes; a hand-built event may not.
+  const attributes: Partial<SQSRecord['attributes']> = record.attributes ?? {};
+  const attempts = Number(attributes.ApproximateReceiveCount);
+  return {
+    messageId: record.messageId,
+    receiptHandle: record.receiptHandle,
+    body: record.body,
+    attempts: Number.isFinite(attempts) && attempts > 0 ? attempts : 1,
+    ...(attributes.MessageGroupId ? { messageGroupId: attributes.MessageGroupId } : {}),
+    ...(attributes.MessageDeduplicationId ? { messageDeduplicationId: attributes.MessageDeduplicationId } : {}),
+  };
+}
+
+export function createHandler(load: () => Promise<ProvisionDeps>, tools: Powertools, retryQueue: () => RetryQueuePort) {
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     tools.logger.addContext(context);
     try {
@@ -20,16 +37,31 @@ export function createHandler(load: () => Promise<ProvisionDeps>, tools: Powerto
       if (batch) await provision(deps, batch);
       return { batchItemFailures: [] };
     } catch (error) {
-      tools.logger.error('provision failed, the batch will be retried', { error: errorMessage(error) });
-      return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+      const reason = errorMessage(error);
+      tools.logger.error('provision failed, the batch will be retried', { error: reason });
+      try {
+        const records = event.Records.map(failedRecord);
+        const settled = await settleFailedBatch(records, reason, retryQueue(), tools.telemetry.log);
+        if (settled.retried.length > 0) tools.logger.info('provision retry scheduled', { retried: settled.retried });
+        return { batchItemFailures: settled.failures.map((itemIdentifier) => ({ itemIdentifier })) };
+      } catch (settling) {
+        // Without the retry queue the batch still comes back, after the queue's visibility timeout.
+        tools.logger.error('scheduling the retry failed', { error: errorMessage(settling) });
+        return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+      }
     } finally {
       tools.metrics.publishStoredMetrics();
     }
   };
 }
 
-const tools = powertools('karpless-provision');
+const tools = powertools(SERVICE.provision);
+let queue: RetryQueuePort | undefined;
 export const handler = createHandler(
   once(async () => provisionDeps(buildRuntime(), tools.telemetry)),
   tools,
+  () => {
+    queue ??= provisionRetryQueue();
+    return queue;
+  },
 );

@@ -39,7 +39,7 @@ import { DynamoStateStore } from '../../shared/providers/dynamostate';
 import { bundledSnapshot } from '../../shared/providers/pricing';
 import { driftDeps } from '../../shared/runtime/deps/drift';
 import { interruptionDeps } from '../../shared/runtime/deps/interruption';
-import { provisionDeps } from '../../shared/runtime/deps/provision';
+import { provisionDeps, provisionRetryQueue } from '../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../shared/runtime/deps/watcher';
 import { buildRuntime, type Runtime } from '../../shared/runtime/environment';
 import { once, type Powertools } from '../../shared/runtime/powertools';
@@ -174,6 +174,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const tableName = [...deployed.resources.values()].find((r) => r.type === 'AWS::DynamoDB::Table')?.physicalId ?? '';
     const busName = `karpless-${DEMO_CLUSTER}-notices`;
     const provisionQueue = await deployed.queueUrl(`karpless-${DEMO_CLUSTER}-provision.fifo`);
+    const provisionDeadLetterQueue = await deployed.queueUrl(`karpless-${DEMO_CLUSTER}-provision-dlq.fifo`);
     const interruptionQueue = await deployed.queueUrl(`karpless-${DEMO_CLUSTER}-interruption`);
     // The demo's own window on decisions: NodeClaimsLaunched events into a queue it reads.
     const observer =
@@ -222,7 +223,15 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       `functions initialised in ${Date.now() - coldStart} ms (configuration, clients, API server access)`,
     );
     const watch = watcherHandler(loadWatcher, watcherTools);
-    const provision = provisionHandler(loadProvision, provisionTools);
+    const retryQueue = provisionRetryQueue(
+      {
+        AWS_REGION: aws.region,
+        [ENV.provisionQueueUrl]: provisionQueue,
+        [ENV.provisionDeadLetterQueueUrl]: provisionDeadLetterQueue,
+      },
+      sqs,
+    );
+    const provision = provisionHandler(loadProvision, provisionTools, () => retryQueue);
     const interrupt = interruptionHandler(loadInterruption, interruptionTools);
 
     const launched: NodeClaimsLaunchedDetail[] = [];

@@ -14,6 +14,10 @@ export const ENV = {
   configFile: 'KARPLESS_CONFIG_FILE',
   /** 'record' (the upstream default) or 'act': what a rebalance recommendation does. */
   rebalanceAction: 'KARPLESS_REBALANCE_ACTION',
+  /** The provision function's queue, where a failed batch's records get their backoff delay. */
+  provisionQueueUrl: 'KARPLESS_PROVISION_QUEUE_URL',
+  /** Where a provision record goes, with its reason, after its last attempt. */
+  provisionDeadLetterQueueUrl: 'KARPLESS_PROVISION_DLQ_URL',
   /** Optional API server endpoint override (the demo's fake API server); normally from DescribeCluster. */
   kubeEndpoint: 'KARPLESS_KUBE_ENDPOINT',
 } as const;
@@ -83,6 +87,22 @@ export const METRIC = {
   garbageCollected: 'GarbageCollected',
   unschedulablePods: 'UnschedulablePods',
   noticesPut: 'NoticesPut',
+  /** A node of ours the watcher failed to register; the next pass retries it. */
+  registrationFailures: 'RegistrationFailures',
+  /** An action a run decided on and failed (a deletion, a disruption step); the next run retries it. */
+  actionFailures: 'ActionFailures',
+} as const;
+
+/**
+ * The Powertools service name of each function: with `cluster`, the dimensions of every metric it
+ * puts without its own, so the alarms (infra/observability.ts) can name the exact metric.
+ */
+export const SERVICE = {
+  watcher: 'karpless-watcher',
+  provision: 'karpless-provision',
+  interruption: 'karpless-interruption',
+  drift: 'karpless-drift',
+  gc: 'karpless-gc',
 } as const;
 
 /** Kubernetes names karpless writes on Nodes (Karpenter's own). */

@@ -264,6 +264,7 @@ async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): P
         report.waiting.push(record.nodeName);
       }
     } catch (error) {
+      deps.metrics.record(METRIC.actionFailures, 'Count', 1);
       deps.log.warn('disruption step failed, will retry', { node: record.nodeName, error: errorMessage(error) });
     }
   }
@@ -395,6 +396,7 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
     try {
       await startDisruption(deps, snap, run, decision, report);
     } catch (error) {
+      deps.metrics.record(METRIC.actionFailures, 'Count', 1);
       deps.log.error('starting a disruption failed, will retry', { node: name, error: errorMessage(error) });
       report.abandoned.push({ node: name, why: errorMessage(error) });
     }

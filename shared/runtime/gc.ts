@@ -64,6 +64,7 @@ async function act(deps: GcDeps, report: GcReport, verdict: GcVerdict, run: () =
     deps.log.info('garbage collected', { ...verdict });
   } catch (error) {
     report.failed.push({ resource: verdict.resource, id: verdict.id, error: errorMessage(error) });
+    deps.metrics.record(METRIC.actionFailures, 'Count', 1);
     deps.log.warn('garbage collection failed, will retry', { ...verdict, error: errorMessage(error) });
   }
 }
@@ -186,6 +187,7 @@ export async function runGarbageCollection(deps: GcDeps): Promise<GcReport> {
       await run();
     } catch (error) {
       report.failed.push({ resource: name, id: '*', error: errorMessage(error) });
+      deps.metrics.record(METRIC.actionFailures, 'Count', 1);
       deps.log.error(`garbage collection of ${name} failed`, { error: errorMessage(error) });
     }
   };
@@ -207,4 +209,15 @@ export async function runGarbageCollection(deps: GcDeps): Promise<GcReport> {
     });
   }
   return report;
+}
+
+/**
+ * Why a run did nothing of its job: every part failed (nothing could even be listed). A run in
+ * which some deletions failed did its job otherwise; those count in METRIC.actionFailures.
+ */
+export function gcRunFailure(report: GcReport): string | undefined {
+  const parts = report.failed.filter((f) => f.id === '*');
+  const listing = ['nodes', 'launch-templates', 'instance-profiles'];
+  if (!listing.every((name) => parts.some((f) => f.resource === name))) return undefined;
+  return parts.map((f) => `${f.resource}: ${f.error}`).join('; ');
 }

@@ -33,6 +33,7 @@ export interface NodeCounts {
   initialized: number;
   drainSteps: number;
   drained: number;
+  registrationFailures: number;
 }
 
 function beingDeleted(node: Node): boolean {
@@ -41,7 +42,13 @@ function beingDeleted(node: Node): boolean {
 
 /** Reconciles nodes; an error on one node is logged and does not stop the others. */
 export class NodeReconciler {
-  readonly counts: NodeCounts = { registered: 0, initialized: 0, drainSteps: 0, drained: 0 };
+  readonly counts: NodeCounts = {
+    registered: 0,
+    initialized: 0,
+    drainSteps: 0,
+    drained: 0,
+    registrationFailures: 0,
+  };
   /** instance id → ours (or null: not ours), for this invocation. */
   private readonly known = new Map<string, ClaimInstance | null>();
 
@@ -68,10 +75,17 @@ export class NodeReconciler {
       for (const id of unknown) this.known.set(id, found.get(id) ?? null);
     }
     for (const node of wanted) {
+      const deleting = beingDeleted(node);
       try {
-        if (beingDeleted(node)) await this.stepDeletion(node);
+        if (deleting) await this.stepDeletion(node);
         else await this.registerOrInitialize(node);
       } catch (error) {
+        if (!deleting) {
+          // A node that keeps failing here keeps its unregistered taint until gc terminates it.
+          // No dimension of its own: the alarm watches the function's {service, cluster} metric.
+          this.counts.registrationFailures++;
+          this.deps.metrics.record(METRIC.registrationFailures, 'Count', 1);
+        }
         this.deps.log.warn('node reconcile failed, will retry', {
           node: node.metadata.name,
           error: errorMessage(error),

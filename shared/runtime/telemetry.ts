@@ -26,3 +26,11 @@ export interface Telemetry {
   log: RuntimeLog;
   metrics: RuntimeMetrics;
 }
+
+/**
+ * A scheduled run that did not do its job, as opposed to work it chose not to do (nothing pending,
+ * a budget that blocks): the handler throws it so Lambda counts an error and the alarm fires.
+ */
+export class RunFailedError extends Error {
+  override readonly name = 'RunFailedError';
+}

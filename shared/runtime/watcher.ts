@@ -39,6 +39,13 @@ export interface WatcherReport {
   drained: number;
   podLists: number;
   nodeLists: number;
+  /** Nodes of ours whose registration failed (retried on the next pass). */
+  registrationFailures: number;
+  /**
+   * Why the run did not do its job (pods or nodes never listed, pending pods never put in a
+   * notice); empty when it did. The handler turns a non-empty list into a failed invocation.
+   */
+  failed: string[];
 }
 
 class PendingSet {
@@ -86,6 +93,8 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
     drained: 0,
     podLists: 0,
     nodeLists: 0,
+    registrationFailures: 0,
+    failed: [],
   };
   const abort = new AbortController();
   const context = {
@@ -192,6 +201,12 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
     registered: reconciler.counts.registered,
     initialized: reconciler.counts.initialized,
     drained: reconciler.counts.drained,
+    registrationFailures: reconciler.counts.registrationFailures,
   });
+  if (podLists === 0) report.failed.push('pending pods were never listed');
+  if (nodeLists === 0) report.failed.push('nodes were never listed');
+  // The last flush failed: these pods wait for the next run, and a run that keeps failing here is
+  // the watcher failing at its one job.
+  if (batcher.open) report.failed.push(`${pending.pods.size} pending pod(s) were never put in a notice`);
   return report;
 }

@@ -36,14 +36,14 @@ describe('Provisioner: queues and rules', () => {
     });
   });
 
-  it('makes the provision queue FIFO with content-based deduplication and 6× the consumer timeout', () => {
+  it('makes the provision queue FIFO with content-based deduplication, 6× the consumer timeout and 5 attempts', () => {
     const template = exampleTemplate();
     template.hasResourceProperties('AWS::SQS::Queue', {
       FifoQueue: true,
       ContentBasedDeduplication: true,
       VisibilityTimeout: 720,
       SqsManagedSseEnabled: true,
-      RedrivePolicy: { maxReceiveCount: 3, deadLetterTargetArn: Match.anyValue() },
+      RedrivePolicy: { maxReceiveCount: 5, deadLetterTargetArn: Match.anyValue() },
     });
     template.resourcePropertiesCountIs('AWS::SQS::Queue', { FifoQueue: true }, 2);
   });

@@ -282,7 +282,7 @@ describe('drift handler', () => {
     expect(result).toMatchObject({ trigger: 'ami', started: [{ node: 'a', reason: 'Drifted' }] });
   });
 
-  it('ignores other events and reports a failed run instead of throwing', async () => {
+  it('ignores other events and fails the invocation of a run that failed', async () => {
     const handler = createHandler(async () => {
       throw new Error('EKS cluster c1: DescribeCluster failed');
     }, tools);
@@ -291,9 +291,9 @@ describe('drift handler', () => {
     ).toEqual({
       ignored: 'not an AMI State Change or scheduled event',
     });
-    expect(await handler({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, context)).toEqual({
-      error: 'EKS cluster c1: DescribeCluster failed',
-    });
+    await expect(handler({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, context)).rejects.toThrow(
+      'EKS cluster c1: DescribeCluster failed',
+    );
   });
 });
 

@@ -20,6 +20,7 @@ import type { Sleep } from '../../shared/providers/clock';
 import type { DrainRecord, Nomination, PriceSnapshot, StateStore } from '../../shared/providers/state';
 import type { ClaimInstance } from '../../shared/runtime/instances';
 import type { ClaimLauncher } from '../../shared/runtime/provision';
+import type { FailedRecord, RetryQueuePort } from '../../shared/runtime/provision-retry';
 import type { LogFields, RuntimeLog, RuntimeMetrics } from '../../shared/runtime/telemetry';
 
 export const START = Date.parse('2026-01-01T00:00:00Z');
@@ -496,4 +497,20 @@ export function recordingLauncher(
       };
     },
   };
+}
+
+/** The provision queue's retry calls, recorded (shared/runtime/provision-retry.ts). */
+export class RecordingRetryQueue implements RetryQueuePort {
+  readonly delays: { messageId: string; seconds: number }[] = [];
+  readonly deadLettered: { messageId: string; reason: string; attempts: number }[] = [];
+  failRetries = false;
+
+  async retryAfter(records: readonly { record: FailedRecord; seconds: number }[]): Promise<void> {
+    if (this.failRetries) throw new Error('ChangeMessageVisibilityBatch: AccessDenied');
+    for (const { record, seconds } of records) this.delays.push({ messageId: record.messageId, seconds });
+  }
+
+  async deadLetter(record: FailedRecord, reason: string): Promise<void> {
+    this.deadLettered.push({ messageId: record.messageId, reason, attempts: record.attempts });
+  }
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler } from '../../lambdas/gc/handler';
+import { type GcReport, gcRunFailure } from '../../shared/runtime/gc';
 import { type Powertools, powertools } from '../../shared/runtime/powertools';
 
 let tools: Powertools;
@@ -18,11 +19,11 @@ const context = {
 } as unknown as Context;
 
 describe('gc handler', () => {
-  it('logs and returns an error instead of throwing when its dependencies cannot be built', async () => {
+  it('fails the invocation (Errors metric, alarm) when its dependencies cannot be built', async () => {
     const handler = createHandler(async () => {
       throw new Error('DescribeCluster: AccessDenied');
     }, tools);
-    expect(await handler({}, context)).toEqual({ error: 'DescribeCluster: AccessDenied' });
+    await expect(handler({}, context)).rejects.toThrow('DescribeCluster: AccessDenied');
   });
 
   it('tries to build its dependencies again on the next run after a failed cold start', async () => {
@@ -33,8 +34,35 @@ describe('gc handler', () => {
       throw new Error('not reached twice');
     });
     const handler = createHandler(load, tools);
-    await handler({}, context);
-    await handler({}, context);
+    await expect(handler({}, context)).rejects.toThrow('not reached twice');
+    await expect(handler({}, context)).rejects.toThrow('not reached twice');
     expect(builds).toBe(2);
+  });
+});
+
+describe('gcRunFailure', () => {
+  const empty = (): GcReport => ({
+    deleted: [],
+    failed: [],
+    emptiness: { marked: [], cleared: [], disrupted: [], blocked: [], finished: [] },
+  });
+  const part = (resource: string) => ({ resource, id: '*', error: 'AccessDenied' });
+
+  it('fails a run in which nothing could be listed', () => {
+    const report = empty();
+    report.failed.push(part('nodes'), part('launch-templates'), part('instance-profiles'));
+    expect(gcRunFailure(report)).toBe(
+      'nodes: AccessDenied; launch-templates: AccessDenied; instance-profiles: AccessDenied',
+    );
+  });
+
+  it('does not fail a run that did part of its job, or whose failures were single deletions', () => {
+    const partly = empty();
+    partly.failed.push(part('nodes'), part('launch-templates'));
+    expect(gcRunFailure(partly)).toBeUndefined();
+    const deletions = empty();
+    deletions.failed.push({ resource: 'instance', id: 'i-0abc', error: 'UnauthorizedOperation' });
+    expect(gcRunFailure(deletions)).toBeUndefined();
+    expect(gcRunFailure(empty())).toBeUndefined();
   });
 });

@@ -14,7 +14,7 @@ import { type Powertools, powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import { mutate, mutationArb, randomInput } from '../helpers/mutate';
 import { nodePool, standardTypes } from '../scheduling/helpers';
-import { FakeInstances, FakeKube, FakeState, pendingPod, recordingLauncher, START } from './fakes';
+import { FakeInstances, FakeKube, FakeState, pendingPod, RecordingRetryQueue, recordingLauncher, START } from './fakes';
 
 let tools: Powertools;
 
@@ -108,6 +108,7 @@ function provision(events: NodeClaimsLaunchedDetail[]) {
       clock: () => START,
     }),
     tools,
+    () => new RecordingRetryQueue(),
   );
 }
 

@@ -11,6 +11,7 @@ import { noticePodFromPod } from '../../shared/notice';
 import type { Powertools } from '../../shared/runtime/powertools';
 import { powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
+import { PROVISION_RETRY, retryDelaySeconds } from '../../shared/runtime/provision-retry';
 import { nodePool, standardTypes } from '../scheduling/helpers';
 import {
   boundPod,
@@ -18,6 +19,7 @@ import {
   FakeKube,
   FakeState,
   pendingPod,
+  RecordingRetryQueue,
   recordingLauncher,
   START,
   virtualTime,
@@ -35,8 +37,18 @@ function context(remainingMs = 60_000): Context {
   return { getRemainingTimeInMillis: () => remainingMs, awsRequestId: 'req', functionName: 'fn' } as unknown as Context;
 }
 
-function sqs(bodies: string[]): SQSEvent {
-  return { Records: bodies.map((body, i) => ({ messageId: `m${i}`, body }) as SQSRecord) };
+function sqs(bodies: string[], attempt = 1): SQSEvent {
+  return {
+    Records: bodies.map(
+      (body, i) =>
+        ({
+          messageId: `m${i}`,
+          receiptHandle: `r${i}`,
+          body,
+          attributes: { ApproximateReceiveCount: String(attempt), MessageGroupId: 'c1' },
+        }) as SQSRecord,
+    ),
+  };
 }
 
 function spotEvent(instanceId: string, id = `evt-${instanceId}`): string {
@@ -120,11 +132,13 @@ describe('provision handler', () => {
   let instances: FakeInstances;
   let state: FakeState;
   let events: NodeClaimsLaunchedDetail[];
+  let retries: RecordingRetryQueue;
 
   beforeEach(() => {
     instances = new FakeInstances();
     state = new FakeState(() => START);
     events = [];
+    retries = new RecordingRetryQueue();
   });
 
   function handler(fail = false) {
@@ -141,6 +155,7 @@ describe('provision handler', () => {
         clock: () => START,
       }),
       tools,
+      () => retries,
     );
   }
 
@@ -178,9 +193,37 @@ describe('provision handler', () => {
     expect(events[0]?.nodeClaims.flatMap((c) => c.pods).sort()).toEqual(['default/a', 'default/b']);
   });
 
-  it('returns the whole batch when a launch may succeed later', async () => {
+  it('returns the whole batch when a launch may succeed later, visible again in 5 s instead of 12 min', async () => {
     const response = await handler(true)(sqs([notice(), notice('c1', ['c'])]), context());
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m0', 'm1']);
+    expect(retries.delays).toEqual([
+      { messageId: 'm0', seconds: 5 },
+      { messageId: 'm1', seconds: 5 },
+    ]);
+  });
+
+  it('backs off exponentially with the attempt, up to a minute', async () => {
+    await handler(true)(sqs([notice()], 3), context());
+    await handler(true)(sqs([notice()], 4), context());
+    expect(retries.delays.map((d) => d.seconds)).toEqual([20, 40]);
+    expect(retryDelaySeconds(10)).toBe(60);
+  });
+
+  it('moves the batch to the dead-letter queue with its reason after the last attempt', async () => {
+    const response = await handler(true)(sqs([notice(), notice('c1', ['c'])], PROVISION_RETRY.maxAttempts), context());
+    expect(response.batchItemFailures).toEqual([]);
+    expect(retries.delays).toEqual([]);
+    expect(retries.deadLettered.map((d) => [d.messageId, d.attempts])).toEqual([
+      ['m0', 5],
+      ['m1', 5],
+    ]);
+    expect(retries.deadLettered[0]?.reason).toMatch(/NodeClaim launch\(es\) failed/);
+  });
+
+  it('still returns the batch when its retry delay cannot be set (the queue timeout applies)', async () => {
+    retries.failRetries = true;
+    const response = await handler(true)(sqs([notice()]), context());
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
   });
 });
 
@@ -216,10 +259,37 @@ describe('watcher handler', () => {
     expect(time.clock() - START).toBeLessThanOrEqual(15_500);
   });
 
-  it('logs and returns an error instead of throwing when it cannot start', async () => {
+  it('fails the invocation when the run failed at its job (pending pods never put in a notice)', async () => {
+    const time = virtualTime();
+    const kube = new FakeKube(time.sleep);
+    kube.putPod(pendingPod('a'));
+    const handler = watcherHandler(
+      async () => ({
+        ...tools.telemetry,
+        kube,
+        instances: new FakeInstances(),
+        state: new FakeState(time.clock),
+        notices: {
+          publish: async () => {
+            throw new Error('PutEvents: AccessDeniedException');
+          },
+        },
+        claims: { registrationLabels: () => ({}), startupTaints: () => [], terminationGracePeriodMs: () => undefined },
+        isEvictable: () => true,
+        clock: time.clock,
+        sleep: time.sleep,
+      }),
+      tools,
+    );
+    await expect(time.run(handler({}, context(10_000)))).rejects.toThrow(
+      'watcher run failed: 1 pending pod(s) were never put in a notice',
+    );
+  });
+
+  it('fails the invocation (Errors metric, alarm) when it cannot start', async () => {
     const handler = watcherHandler(async () => {
       throw new Error('DescribeCluster: AccessDenied');
     }, tools);
-    expect(await handler({}, context())).toEqual({ error: 'DescribeCluster: AccessDenied' });
+    await expect(handler({}, context())).rejects.toThrow('DescribeCluster: AccessDenied');
   });
 });

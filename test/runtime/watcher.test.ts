@@ -173,6 +173,51 @@ describe('watcher batching', () => {
   });
 });
 
+describe('watcher run outcome', () => {
+  it('reports nothing failed when it listed, noticed and registered', async () => {
+    kube.putPod(pendingPod('a'));
+    const report = await time.run(runWatcher(deps(), { stopAt: START + 10_000 }));
+    expect(report.failed).toEqual([]);
+  });
+
+  it('reports a failed run when the pods can never be listed (RBAC denied, API server unreachable)', async () => {
+    class DeniedKube extends FakeKube {
+      override async listPods(): Promise<never> {
+        throw new Error('403 Forbidden: pods is forbidden');
+      }
+    }
+    const denied = new DeniedKube(time.sleep);
+    const report = await time.run(runWatcher(deps({ kube: denied }), { stopAt: START + 5_000 }));
+    expect(report.podLists).toBe(0);
+    expect(report.failed).toEqual(['pending pods were never listed']);
+  });
+
+  it('reports a failed run when pending pods never went out in a notice', async () => {
+    kube.putPod(pendingPod('a'));
+    kube.putPod(pendingPod('b'));
+    const notices = {
+      async publish(): Promise<number> {
+        throw new Error('PutEvents: AccessDeniedException');
+      },
+    };
+    const report = await time.run(runWatcher(deps({ notices }), { stopAt: START + 5_000 }));
+    expect(report.noticesPut).toBe(0);
+    expect(report.failed).toEqual(['2 pending pod(s) were never put in a notice']);
+  });
+
+  it('counts a registration that failed in the RegistrationFailures metric and keeps the run going', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc', instanceType: 'c5.large' });
+    kube.putNode(kubeletNode('ip-10-0-0-1', 'i-0abc'));
+    kube.failNext.set('patchNode', new Error('403 Forbidden: nodes is forbidden'));
+    const report = await time.run(runWatcher(deps(), { stopAt: START + 5_000 }));
+    expect(report.registrationFailures).toBe(1);
+    expect(metrics.sum(METRIC.registrationFailures)).toBe(1);
+    // The next pass registers it: a failure the run recovered from is not a failed run.
+    expect(report.registered).toBe(1);
+    expect(report.failed).toEqual([]);
+  });
+});
+
 describe('watcher registration', () => {
   it('registers a node of ours: claim and type labels, registered, finalizer, unregistered taint gone', async () => {
     instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc', instanceType: 'c5.large' });

@@ -3,12 +3,15 @@
 // PROVISION_ALIAS_TTL_MS, and live instance types. The launch path, shared with the drift function,
 // is what pulls the userData renderers and the SSM and IAM clients into these two bundles only.
 
-import { DETAIL_TYPE } from '../../contracts';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DETAIL_TYPE, ENV, requireEnv } from '../../contracts';
 import { AMIProvider, PROVISION_ALIAS_TTL_MS } from '../../providers/ami';
 import type { Cluster } from '../../providers/cluster';
-import { instanceTypeSource, type Runtime } from '../environment';
+import { SqsRetryQueue, sqsApi } from '../../providers/retryqueue';
+import { clientConfig, instanceTypeSource, type Runtime } from '../environment';
 import { AwsClaimLauncher } from '../launcher';
 import type { ProvisionDeps } from '../provision';
+import type { RetryQueuePort } from '../provision-retry';
 import type { Telemetry } from '../telemetry';
 import { launchPath } from './launch-path';
 
@@ -41,4 +44,14 @@ export function provisionDeps(runtime: Runtime, telemetry: Telemetry): Provision
     },
     clock,
   };
+}
+
+/** The provision queue and its dead-letter queue, for a failed batch's backoff (provision-retry.ts). */
+export function provisionRetryQueue(env: NodeJS.ProcessEnv = process.env, client?: SQSClient): RetryQueuePort {
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION || '';
+  return new SqsRetryQueue(
+    sqsApi(client ?? new SQSClient(clientConfig(region))),
+    requireEnv(ENV.provisionQueueUrl, env),
+    requireEnv(ENV.provisionDeadLetterQueueUrl, env),
+  );
 }

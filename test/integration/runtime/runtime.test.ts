@@ -28,6 +28,7 @@ import { provisionDeps } from '../../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
 import { buildRuntime, type Runtime } from '../../../shared/runtime/environment';
 import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
+import { RecordingRetryQueue } from '../../runtime/fakes';
 import { node, pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { createCluster, createNetwork, type MotoAccount, motoAccount } from '../helpers';
@@ -114,6 +115,7 @@ const provisionFn = () =>
   provisionHandler(
     once(async () => provisionDeps(runtime, tools.telemetry)),
     tools,
+    () => new RecordingRetryQueue(),
   );
 const interruptionFn = () =>
   interruptionHandler(
