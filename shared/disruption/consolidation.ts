@@ -16,13 +16,14 @@ import type { LabelSelector, Node, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
 import { KUBE } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
+import { type NodePoolUsage, usageWithout } from '../nodeclaim/usage';
 import { deletionTimestamp } from '../runtime/objects';
 import { type PlannedNodeClaim, podKey, solve } from '../scheduling';
 import { compileSelector } from '../scheduling/topology';
 import { toExistingNodes } from '../workloads/nodes';
 import { allowedDisruptions, budgetDecision, budgetLimit } from './budgets';
 import { consolidateAfterMs } from './emptiness';
-import type { ClusterNode } from './plan';
+import { type ClusterNode, candidateCapacity } from './plan';
 
 /** What a PodDisruptionBudget allows now (status.disruptionsAllowed). */
 export interface DisruptionBudgetView {
@@ -68,6 +69,8 @@ export interface ConsolidationInput {
   disrupting: ReadonlyMap<string, ReadonlySet<string>>;
   pdbs: readonly DisruptionBudgetView[];
   isEvictable(pod: Pod): boolean;
+  /** What the NodePools' claims hold now (shared/nodeclaim/usage.ts): a replacement stays within the limits. */
+  nodePoolUsage?: NodePoolUsage;
 }
 
 function lastPodEvent(entry: ClusterNode): number {
@@ -151,12 +154,14 @@ function simulate(input: ConsolidationInput, candidate: ConsolidationCandidate):
     landing.map((e) => e.node),
     landing.flatMap((e) => e.pods),
   ).existingNodes;
+  const usage = usageWithout(input.nodePoolUsage, candidate.nodePool, candidateCapacity(input, candidate));
   const result = solve({
     pods: candidate.pods.map(asPending),
     nodePools: [...input.nodePools],
     instanceTypes: input.instanceTypes,
     daemonSets: input.daemonSets,
     existingNodes: existing,
+    ...(usage ? { nodePoolUsage: usage } : {}),
   });
   if (result.unschedulable.length > 0) {
     return `${result.unschedulable.length} pod(s) would not schedule again (${result.unschedulable[0]?.reasons[0] ?? 'no reason given'})`;

@@ -11,6 +11,14 @@ import type { Node, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
 import { KUBE } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
+import {
+  addClaim,
+  capacityFromCatalog,
+  capacityOf,
+  type NodePoolUsage,
+  plannedCapacity,
+  usageWithout,
+} from '../nodeclaim/usage';
 import { deletionTimestamp } from '../runtime/objects';
 import { type ExistingNode, type PlannedNodeClaim, podKey, solve, type UnschedulablePod } from '../scheduling';
 import { toExistingNodes } from '../workloads/nodes';
@@ -164,6 +172,11 @@ export interface PlanInput extends CandidateInput {
   disrupting: ReadonlyMap<string, ReadonlySet<string>>;
   /** Nodes that are not ours but can take pods (managed node groups, Fargate excluded by taints). */
   otherNodes?: readonly { node: Node; pods: Pod[] }[];
+  /**
+   * What the NodePools' claims hold now, candidates included and claims being deleted left out
+   * (shared/nodeclaim/usage.ts): replacements are planned within the limits that leaves.
+   */
+  nodePoolUsage?: NodePoolUsage;
 }
 
 function asPending(pod: Pod): Pod {
@@ -188,10 +201,20 @@ interface Simulated {
   placed: { name: string; pods: Pod[] }[];
 }
 
+/** What the candidate's claim holds: its Node's capacity, else its instance type's. */
+export function candidateCapacity(
+  input: Pick<PlanInput, 'nodes' | 'instanceTypes'>,
+  candidate: Pick<DisruptionCandidate, 'nodeName' | 'nodePool' | 'instanceType'>,
+) {
+  const entry = input.nodes.find((n) => n.node.metadata.name === candidate.nodeName);
+  return capacityOf(entry?.node, capacityFromCatalog(input.instanceTypes)(candidate.nodePool, candidate.instanceType));
+}
+
 function planReplacement(
   input: PlanInput,
   candidate: DisruptionCandidate,
   landing: readonly ExistingNode[],
+  usage: NodePoolUsage | undefined,
 ): Simulated {
   if (candidate.pods.length === 0) {
     return { plan: { nodeClaims: [], elsewhere: {}, unschedulable: [], totalPrice: 0 }, placed: [] };
@@ -202,6 +225,7 @@ function planReplacement(
     instanceTypes: input.instanceTypes,
     daemonSets: input.daemonSets,
     existingNodes: landing.map((n) => ({ ...n, pods: [...n.pods] })),
+    ...(usage ? { nodePoolUsage: usage } : {}),
   });
   const placed = result.existingNodes.filter((p) => p.pods.length > 0);
   return {
@@ -247,14 +271,21 @@ export function planDisruption(input: PlanInput): DisruptionPlan {
     new Set([...candidates.map((c) => c.nodeName), ...[...disrupting.values()].flatMap((s) => [...s])]),
   );
   const decisions: CandidateDecision[] = [];
+  // Each allowed candidate leaves the limits and its replacements enter them, for the next candidate.
+  let usage = input.nodePoolUsage;
   for (const candidate of candidates) {
     const nodePool = input.nodePools.find((p) => p.metadata.name === candidate.nodePool);
     if (!nodePool) continue;
     const busy = disrupting.get(candidate.nodePool) ?? new Set<string>();
     disrupting.set(candidate.nodePool, busy);
-    const { plan, placed } = planReplacement(input, candidate, landing);
+    const simulated = usageWithout(usage, candidate.nodePool, candidateCapacity(input, candidate));
+    const { plan, placed } = planReplacement(input, candidate, landing, simulated);
     const budget = budgetFor(input, nodePool, candidate, busy, plan);
     if (budget.allowed) {
+      if (simulated) {
+        for (const claim of plan.nodeClaims) addClaim(simulated, claim.nodePool, plannedCapacity(claim.instanceTypes));
+        usage = simulated;
+      }
       busy.add(candidate.nodeName);
       // The next candidate sees these pods where this one's plan put them.
       for (const p of placed) landing.find((n) => n.name === p.name)?.pods.push(...p.pods);

@@ -84,7 +84,7 @@ function largestCapacity(input: UsageInput, nodePool: string, record: UsageRecor
 }
 
 /** The Node's capacity where it reports one, else what the claim was known to launch. */
-function capacityOf(node: Node | undefined, known: Resources | undefined): Resources {
+export function capacityOf(node: Node | undefined, known: Resources | undefined): Resources {
   const reported = resourceAmounts(node?.status?.capacity);
   return Object.keys(reported).length > 0 ? reported : { ...(known ?? {}) };
 }
@@ -171,6 +171,23 @@ export function removeClaim(usage: NodePoolUsage, nodePool: string, capacity: Re
   }
   pool[NODES] = Math.max(0, (pool[NODES] ?? 0) - 1);
   return usage;
+}
+
+/** A copy to charge and credit on its own (a simulation must not change the caller's usage). */
+export function copyUsage(usage: NodePoolUsage): NodePoolUsage {
+  return Object.fromEntries(Object.entries(usage).map(([pool, resources]) => [pool, { ...resources }]));
+}
+
+/**
+ * The usage a disruption simulates against: the candidate's own claim taken off (Karpenter marks a
+ * candidate for deletion before it computes its replacements, so they may take its place in the limits).
+ */
+export function usageWithout(
+  usage: NodePoolUsage | undefined,
+  nodePool: string,
+  capacity: Resources,
+): NodePoolUsage | undefined {
+  return usage && removeClaim(copyUsage(usage), nodePool, capacity);
 }
 
 /** Usage per NodePool: the capacity of every claim that is not being deleted, plus one `nodes` each. */

@@ -31,6 +31,7 @@ import {
   disruptingByPool,
   type Snapshot,
   startDisruption,
+  usageOf,
 } from './drift';
 
 /** Karpenter's commandValidationDelay: a command must still hold this long after it was computed. */
@@ -118,6 +119,7 @@ function planOn(deps: DriftDeps, fresh: Snapshot, pdbs: DisruptionBudgetView[]) 
     disrupting,
     pdbs,
     isEvictable: deps.isEvictable,
+    nodePoolUsage: usageOf(fresh, disrupting),
   });
   return { fresh, ours, disrupting, result };
 }

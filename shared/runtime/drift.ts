@@ -22,6 +22,7 @@ import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
 import { type CandidateDecision, type ClusterNode, type DisruptionPlan, planDisruption } from '../disruption/plan';
 import type { KubeClient } from '../kube/types';
 import { nodeClaimName } from '../nodeclaim';
+import { capacityFromCatalog, type NodePoolUsage, nodePoolUsage } from '../nodeclaim/usage';
 import { noticeDaemonSetFromDaemonSet, podFromNoticeDaemonSet } from '../notice';
 import { errorMessage } from '../providers/aws-errors';
 import type { Sleep } from '../providers/clock';
@@ -161,6 +162,19 @@ export function disruptingByPool(snap: Snapshot, ours: readonly ClusterNode[]): 
   return out;
 }
 
+/**
+ * What each NodePool's claims hold, counted against its limits by replacements: every live claim but
+ * those disrupting now (their replacements, live too, count instead).
+ */
+export function usageOf(snap: Snapshot, disrupting: ReadonlyMap<string, ReadonlySet<string>>): NodePoolUsage {
+  return nodePoolUsage({
+    instances: snap.live,
+    nodes: snap.nodes,
+    typeCapacity: capacityFromCatalog(snap.types.byNodePool),
+    deleting: { nodeNames: new Set([...disrupting.values()].flatMap((names) => [...names])) },
+  });
+}
+
 export interface PlannedRun {
   plan: DisruptionPlan;
   ours: ClusterNode[];
@@ -182,6 +196,7 @@ export function planFromSnapshot(deps: DriftDeps, snap: Snapshot): PlannedRun {
     instanceTypes: snap.types.byNodePool,
     daemonSets: snap.daemonSets,
     disrupting,
+    nodePoolUsage: usageOf(snap, disrupting),
   });
   return { plan, ours, disrupting: new Map([...disrupting].map(([pool, set]) => [pool, new Set(set)])) };
 }

@@ -95,6 +95,36 @@ describe('planSingleNodeConsolidation', () => {
     expect(plan.command).toMatchObject({ kind: 'replace', replacement: { offering: { capacityType: 'spot' } } });
   });
 
+  it('replaces within the NodePool limits, counting the candidate out (Karpenter marks it for deletion first)', () => {
+    // Prepare: cpu limit 4, held entirely by the oversized node itself.
+    const limited = pool();
+    limited.spec.limits = { cpu: '4' };
+    const nodes = [clusterNode('big', 'm5.xlarge', [web('w1', '1'), web('w2', '500m')])];
+    // Act
+    const plan = planSingleNodeConsolidation(
+      input(nodes, limited, { nodePoolUsage: { general: { cpu: 4000, nodes: 1 } } }),
+    );
+    // Assess: its own 4 vCPU are free for the 2-vCPU replacement.
+    expect(plan.command).toMatchObject({ kind: 'replace', replacement: { offering: { instanceType: 'm5.large' } } });
+  });
+
+  it('does not replace when the replacement would pass the NodePool limits', () => {
+    // Prepare: cpu limit 4; beside the candidate's 4 vCPU, another claim (launching) holds 3.
+    const limited = pool();
+    limited.spec.limits = { cpu: '4' };
+    const nodes = [clusterNode('big', 'm5.xlarge', [web('w1', '1'), web('w2', '500m')])];
+    const plan = planSingleNodeConsolidation(
+      input(nodes, limited, { nodePoolUsage: { general: { cpu: 7000, nodes: 2 } } }),
+    );
+    expect(plan.command).toBeUndefined();
+    expect(plan.considered).toEqual([
+      {
+        nodeName: 'big',
+        outcome: '2 pod(s) would not schedule again (NodePool general: limits exhausted (cpu 3 of 4 used))',
+      },
+    ]);
+  });
+
   it('deletes a node whose pods fit on another node, saving its whole price', () => {
     // Prepare: two half-used large nodes
     const nodes = [clusterNode('a', 'm5.large', [web('w1', '500m')]), clusterNode('b', 'm5.large', [web('w2', '1')])];

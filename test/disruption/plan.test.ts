@@ -107,6 +107,34 @@ describe('planDisruption', () => {
     expect(replacement?.elsewhere).toEqual({});
   });
 
+  it('plans a drift replacement in the room its candidate leaves in the NodePool limits', () => {
+    // Prepare: cpu limit 4, held by the drifted node and one up-to-date node (2 vCPU each), both full.
+    const limited = pool();
+    limited.spec.limits = { cpu: '4' };
+    const nodes = [clusterNode('a', 'ami-old', 5, [web('a1')]), clusterNode('c', 'ami-new', 1, [web('c1')])];
+    // Act
+    const plan = planDisruption(
+      input(nodes, limited, ami('ami-new'), { nodePoolUsage: { general: { cpu: 4000, nodes: 2 } } }),
+    );
+    // Assess: the candidate's own 2 vCPU hold its replacement.
+    expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed])).toEqual([['a', true]]);
+    expect(plan.decisions[0]?.replacement.nodeClaims.map((c) => c.offering.instanceType)).toEqual(['m5.large']);
+  });
+
+  it('does not start a drift whose replacement would pass the NodePool limits', () => {
+    // Prepare: as above, but a replacement launched earlier also holds 2 vCPU of the 4.
+    const limited = pool();
+    limited.spec.limits = { cpu: '4' };
+    const nodes = [clusterNode('a', 'ami-old', 5, [web('a1')]), clusterNode('c', 'ami-new', 1, [web('c1')])];
+    const plan = planDisruption(
+      input(nodes, limited, ami('ami-new'), { nodePoolUsage: { general: { cpu: 6000, nodes: 3 } } }),
+    );
+    expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed])).toEqual([['a', false]]);
+    expect(plan.decisions[0]?.budget.message).toBe(
+      '1 pod(s) would not schedule again (NodePool general: limits exhausted (cpu 4 of 4 used))',
+    );
+  });
+
   it('moves small pods onto room elsewhere instead of launching', () => {
     const plan = planDisruption(
       input([clusterNode('a', 'ami-old', 5, [web('a1', '200m')]), clusterNode('c', 'ami-new', 1, [web('c1', '200m')])]),
