@@ -5,16 +5,33 @@
 import { App } from 'aws-cdk-lib';
 import { buildKarplessApp } from './karpless-stack';
 
-// One App only: under the CDK CLI every App synthesizes itself on exit, and a second, empty one
-// would overwrite the stack's manifest.
-const app = new App();
-const context = app.node;
-const clusterName = context.tryGetContext('cluster');
-if (typeof clusterName !== 'string' || clusterName === '') {
-  throw new Error('context cluster is not set: run `npx cdk deploy -c cluster=NAME` with your EKS cluster name');
+// Errors of these classes are bugs in karpless, not problems of the context or the manifests: their
+// stack trace is what a report needs, so they are left to Node.
+const INTERNAL_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError];
+
+function synth(): void {
+  // One App only: under the CDK CLI every App synthesizes itself on exit, and a second, empty one
+  // would overwrite the stack's manifest.
+  const app = new App();
+  const context = app.node;
+  const clusterName = context.tryGetContext('cluster');
+  if (typeof clusterName !== 'string' || clusterName === '') {
+    throw new Error('context cluster is not set: run `npx cdk deploy -c cluster=NAME` with your EKS cluster name');
+  }
+  // `karpless:manifests` is the key earlier cdk.json files used.
+  const manifests = String(
+    context.tryGetContext('manifests') ?? context.tryGetContext('karpless:manifests') ?? 'examples/manifests',
+  );
+  buildKarplessApp({ clusterName, manifests: manifests.split(',').filter((p) => p.length > 0) }, app).app.synth();
 }
-// `karpless:manifests` is the key earlier cdk.json files used.
-const manifests = String(
-  context.tryGetContext('manifests') ?? context.tryGetContext('karpless:manifests') ?? 'examples/manifests',
-);
-buildKarplessApp({ clusterName, manifests: manifests.split(',').filter((p) => p.length > 0) }, app).app.synth();
+
+try {
+  synth();
+} catch (error) {
+  if (!(error instanceof Error) || INTERNAL_ERRORS.some((type) => error instanceof type)) throw error;
+  // A wrong manifest or context value: its message names the file, object and field, and a stack
+  // trace of the app would only bury it. process.exit, not exitCode: exiting normally would let
+  // the half-built App synthesize itself.
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}

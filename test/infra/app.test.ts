@@ -2,7 +2,7 @@
 // and no acknowledgement that matches nothing, cfn-lint clean, and the app's context checks.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -97,6 +97,33 @@ describe('infra/app.ts', () => {
       env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify(NO_BUNDLING), CDK_OUTDIR: outdir },
     });
     expect(run.status).not.toBe(0);
-    expect(run.stderr).toContain('context cluster is not set: run `npx cdk deploy -c cluster=NAME`');
+    expect(run.stderr).toBe(
+      'context cluster is not set: run `npx cdk deploy -c cluster=NAME` with your EKS cluster name\n',
+    );
+  });
+
+  it('stops on a bad manifest with its file, object and field alone: no stack trace, no Node banner', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'karpless-bad-manifest-'));
+    try {
+      const bad = join(dir, 'bad.yaml');
+      writeFileSync(
+        bad,
+        readFileSync('examples/manifests/default.yaml', 'utf8').replace(/alias: al2023@\S+/, 'alias: al2023'),
+      );
+      const run = spawnSync('npx', ['tsx', 'infra/app.ts'], {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          CDK_CONTEXT_JSON: JSON.stringify({ ...NO_BUNDLING, cluster: 'demo', manifests: bad }),
+          CDK_OUTDIR: join(dir, 'out'),
+        },
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toBe(
+        `invalid configuration:\n  ${bad}: EC2NodeClass/default: spec.amiSelectorTerms[0].alias: 'alias' is improperly formatted, must match the format 'family@version'\n`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
