@@ -357,8 +357,11 @@ export const planCommand: Command = {
       }),
     );
     const result = settled.result;
-    // Only the price caveat matters for reading a plan; where the catalog came from does not.
-    for (const note of (catalog.notes ?? []).filter((n) => /spot/i.test(n))) io.stderr.write(`note: ${note}\n`);
+    // Only the price caveats matter for reading a plan (spot estimated, another region's prices
+    // standing in); where the catalog came from does not.
+    for (const note of (catalog.notes ?? []).filter((n) => /spot|standing in/i.test(n))) {
+      io.stderr.write(`note: ${note}\n`);
+    }
     io.stdout.write(json ? `${JSON.stringify(planToJSON(result, limits), null, 2)}\n` : formatPlan(result, limits));
     for (const note of overbookedNotes(settled.overbooked, reservations)) io.stderr.write(`note: ${note}\n`);
     const requestsDir = flagValue(parsed, '--requests');
