@@ -1,10 +1,12 @@
 // The interruption decision for one SQS record (reference §6): parse; an unknown kind or an
 // instance that is not ours is acknowledged untouched; ours and CordonAndDrain → cordon, taint,
-// drain within the deadline, terminate, mark a spot offering unavailable for 3 minutes, and put a
-// notice for the evicted pods so their replacements get capacity at once. Redelivery is harmless:
-// every step is idempotent and the event id is claimed once.
+// drain within the deadline, terminate, and mark a spot offering unavailable for 3 minutes. Nothing is
+// launched ahead, as in Karpenter: the evicted pods are gone, their controllers make new ones, and
+// kube-scheduler marks those Unschedulable for the watcher to notice like any other pending pod (a
+// notice naming the evicted pods would plan capacity a second time, for pods that no longer exist).
+// Redelivery is harmless: every step is idempotent and the event id is claimed once.
 
-import type { Node, Pod, Workload } from '../apis/core/v1';
+import type { Node, Pod } from '../apis/core/v1';
 import { METRIC } from '../contracts';
 import type { InterruptionMessage } from '../interruption/types';
 import { type KubeClient, KubeTransportError } from '../kube/types';
@@ -26,15 +28,13 @@ export type RebalanceAction = 'record' | 'act';
 
 export interface InterruptionDeps extends DrainDeps {
   cluster: string;
-  kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes' | 'listDaemonSets'>;
+  kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes'>;
   instances: Pick<ClaimInstances, 'byIds' | 'terminate'>;
   state: DrainDeps['state'] &
     Pick<StateStore, 'claimOnce' | 'markOfferingUnavailable' | 'releaseNomination'> &
     Pick<StateLedgers, 'markScopeUnavailable'>;
   /** Parses one SQS body; throws with the field at fault on a malformed one. */
   parse(body: string): InterruptionMessage;
-  /** Puts a notice for pods that need new capacity (evicted from interrupted nodes). */
-  notices: { publish(batch: { pods: Pod[]; daemonSets: Workload[]; observedAt: string }): Promise<number> };
   rebalanceAction: RebalanceAction;
   sleep: Sleep;
   /** Lambda's own end (epoch ms): a drain still running then resumes on redelivery. */
@@ -174,10 +174,6 @@ export async function handleInterruption(deps: InterruptionDeps, body: string): 
     const ours = [...(await deps.instances.byIds(message.instanceIds)).values()];
     if (ours.length === 0) return { status: 'acknowledged', reason: `${message.kind}: not an instance of ours` };
     const evicted = await act(deps, message, ours);
-    if (evicted.length > 0) {
-      const daemonSets = (await deps.kube.listDaemonSets()).items;
-      await deps.notices.publish({ pods: evicted, daemonSets, observedAt: new Date(deps.clock()).toISOString() });
-    }
     return {
       status: 'handled',
       kind: message.kind,

@@ -69,7 +69,6 @@ function interruption() {
         if (!result.ok) throw new Error(result.error);
         return result.message;
       },
-      notices: { publish: async () => 1 },
       rebalanceAction: 'record',
       isEvictable: () => true,
       clock: () => START,

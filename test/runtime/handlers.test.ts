@@ -89,7 +89,6 @@ describe('interruption handler', () => {
           if (!result.ok) throw new Error(result.error);
           return result.message;
         },
-        notices: { publish: async () => 1 },
         rebalanceAction: 'record',
         isEvictable: () => true,
         clock: () => START,

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { Node, Pod } from '../../shared/apis/core/v1';
+import type { Node } from '../../shared/apis/core/v1';
 import { KUBE, METRIC } from '../../shared/contracts';
 import type { InterruptionMessage } from '../../shared/interruption/types';
 import { KubeTransportError } from '../../shared/kube/types';
@@ -21,7 +21,6 @@ let time: VirtualTime;
 let kube: FakeKube;
 let state: FakeState;
 let instances: FakeInstances;
-let notices: Pod[][];
 let log: RecordingLog;
 let metrics: RecordingMetrics;
 
@@ -45,12 +44,6 @@ function deps(overrides: Partial<InterruptionDeps> = {}): InterruptionDeps {
     instances,
     state,
     parse,
-    notices: {
-      async publish(batch) {
-        notices.push(batch.pods);
-        return 1;
-      },
-    },
     rebalanceAction: 'record',
     isEvictable: (pod) => pod.metadata.ownerReferences?.[0]?.kind !== 'DaemonSet',
     clock: time.clock,
@@ -82,13 +75,12 @@ beforeEach(() => {
   kube = new FakeKube(time.sleep);
   state = new FakeState(time.clock);
   instances = new FakeInstances();
-  notices = [];
   log = new RecordingLog();
   metrics = new RecordingMetrics();
 });
 
 describe('interruption', () => {
-  it('drains our spot node: cordon, taint, evict, terminate, offering unavailable, replacement notice', async () => {
+  it('drains our spot node: cordon, taint, evict, terminate, offering unavailable', async () => {
     instances.add({
       instanceId: 'i-0abc',
       nodeClaimName: 'default-abc',
@@ -108,7 +100,7 @@ describe('interruption', () => {
     });
     expect(instances.terminated).toEqual(['i-0abc']);
     expect(state.unavailable.get('spot:m5.large:us-west-2a')).toEqual({ reason: 'SpotInterruption', ttlMs: 180_000 });
-    expect(notices.map((pods) => pods.map((p) => p.metadata.name).sort())).toEqual([['web-1', 'web-2']]);
+    expect(kube.pods.size).toBe(0);
     expect(kube.nodes.has('n1')).toBe(false);
     expect(metrics.sum(METRIC.interruptions, { kind: 'SpotInterruption' })).toBe(1);
     // Eviction retries of a PodDisruptionBudget end before the two-minute warning does.
@@ -183,7 +175,6 @@ describe('interruption', () => {
 
     const again = await time.run(handleInterruption(deps(), spot('i-0abc')));
     expect(again.status).toBe('handled');
-    expect(notices).toHaveLength(1);
     expect(kube.callsTo('evictPod')).toHaveLength(1);
     expect(kube.calls.slice(calls).map((c) => c.method)).toEqual(['listNodes']);
   });

@@ -1,9 +1,9 @@
 // What the interruption function needs beyond the common runtime: the Kubernetes client for drains,
-// the message parsers and the notice publisher for replacements.
+// and the message parsers.
 
 import { parseInterruption } from '../../interruption';
 import { isEvictable } from '../../kube/client';
-import { kubeClient, noticePublisher, type Runtime } from '../environment';
+import { kubeClient, type Runtime } from '../environment';
 import type { InterruptionDeps } from '../interruption';
 import type { Telemetry } from '../telemetry';
 
@@ -22,7 +22,6 @@ export async function interruptionDeps(
       if (!result.ok) throw new Error(result.error);
       return result.message;
     },
-    notices: noticePublisher(runtime),
     rebalanceAction: runtime.settings.rebalanceAction,
     isEvictable,
     clock: runtime.clock,
