@@ -128,7 +128,18 @@ const LEFT_OUT: Record<string, string> = {
   'AWS::CDK::Metadata': 'CDK bookkeeping only',
 };
 const SCHEDULE_LEFT_OUT =
-  'moto matches a schedule rule against every event put and fails on its Lambda target; the demo invokes the watcher itself, as the schedule would';
+  'moto matches a schedule rule against every event put and fails on its Lambda target; the demo invokes';
+/** What the demo does in place of each function's schedule. */
+const SCHEDULED_BY_THE_DEMO: Record<string, string> = {
+  Watcher: 'the watcher itself at each step, where the schedule would have run it',
+  Drift: 'the drift function itself: with the AMI release event, then once per round as the schedule would',
+  Gc: 'the gc function itself once, at the end, as one scheduled run',
+};
+
+function scheduleLeftOut(logicalId: string): string {
+  const fn = Object.keys(SCHEDULED_BY_THE_DEMO).find((name) => logicalId.includes(`${name}Schedule`));
+  return `${SCHEDULE_LEFT_OUT} ${fn ? SCHEDULED_BY_THE_DEMO[fn] : 'nothing in its place'}`;
+}
 const THROUGH_SDK: Record<string, string> = {
   'AWS::SQS::QueuePolicy': "moto's CloudFormation accepts this type but never applies the policy",
 };
@@ -151,7 +162,7 @@ export function prepareTemplate(template: Template): {
   }
   for (const [id, resource] of Object.entries(copy.Resources)) {
     const scheduled = resource.Type === 'AWS::Events::Rule' && resource.Properties?.ScheduleExpression !== undefined;
-    const leftOut = scheduled ? SCHEDULE_LEFT_OUT : LEFT_OUT[resource.Type];
+    const leftOut = scheduled ? scheduleLeftOut(id) : LEFT_OUT[resource.Type];
     const throughSdk = THROUGH_SDK[resource.Type];
     if (leftOut || throughSdk) {
       delete copy.Resources[id];

@@ -1,8 +1,9 @@
 // The demo's drift step: an AMI release (the EC2NodeClass's tag moves to a newer image, as a new
 // release tagged by a pipeline would), its `EC2 AMI State Change` event to the drift handler, and the
 // rollout that follows within the NodePool's 1-node budget: each old node gets its replacement
-// first, and drains once the replacement registered. The demo plays the kubelet, the scheduler and
-// the Deployment controller between the drift runs, as it does for the other handlers.
+// first, and drains once the replacement registered. Between the drift runs the demo's kubelets join
+// the new instances and the watcher registers them; its Deployment controller and scheduler react on
+// their own as pods are evicted and nodes change (see cluster.ts).
 
 import { CreateTagsCommand, DeleteTagsCommand, DescribeImagesCommand, type EC2Client } from '@aws-sdk/client-ec2';
 import { KUBE } from '../../shared/contracts';
@@ -23,8 +24,8 @@ export interface RolloutActors {
   /** The kubelets of new instances join. */
   joinNodes(): Promise<void>;
   runWatcher(why: string): Promise<void>;
-  /** kube-scheduler and the Deployment controller: evicted pods come back and are bound. */
-  settlePods(): void;
+  /** After each drift run: the evicted pods are back and bound, and the demo takes its measure. */
+  settlePods(round: number): Promise<void>;
 }
 
 export interface RolloutResult {
@@ -105,7 +106,7 @@ export async function rollOutNewAMI(actors: RolloutActors, currentImage: string)
     for (let i = 0; i < 4 && actors.kube.nodes().some((n) => n.metadata.deletionTimestamp); i++) {
       await actors.runWatcher('old node draining');
     }
-    actors.settlePods();
+    await actors.settlePods(round + 1);
     const idle =
       report.candidates === 0 && report.started.length + report.waiting.length + report.draining.length === 0;
     if (idle && !actors.kube.nodes().some((n) => n.metadata.deletionTimestamp)) return result;

@@ -27,9 +27,15 @@ async function main(): Promise<number> {
     const result = await runDemo({ aws: demoEndpoint(endpoint) });
     const claims = result.launched.flatMap((d) => d.nodeClaims);
     const total = claims.reduce((sum, c) => sum + c.price, 0);
+    const end = result.capacity.at(-1);
+    const worst = Math.max(...result.capacity.map((s) => s.launchedVcpu / Math.max(s.requestedVcpu, 1e-9)));
     console.log(
-      `\n${claims.length} NodeClaims launched in ${result.launched.length} decisions ($${total.toFixed(4)}/hour in all); ${result.interruptedInstance} interrupted and replaced; ${result.rollout.rolled.length} nodes rolled onto ${result.rollout.to}, at most ${result.rollout.maxDisrupting} at a time.`,
+      `\n${claims.length} NodeClaims launched in ${result.launched.length} provision decisions ($${total.toFixed(4)}/hour in all); ${result.interruptedInstance} interrupted and replaced; ${result.rollout.rolled.length} nodes rolled onto ${result.rollout.to}, at most ${result.rollout.maxDisrupting} at a time.`,
     );
+    if (end)
+      console.log(
+        `At the end ${end.instances} instances with ${end.launchedVcpu} vCPU serve ${end.requestedVcpu} vCPU of requests; at most ${worst.toFixed(2)}× the requested vCPU at any of ${result.capacity.length} steps.`,
+      );
     if (given)
       console.log(
         `Resources left on ${endpoint}: try aws --endpoint-url ${endpoint} --region ${DEMO_REGION} ec2 describe-instances`,

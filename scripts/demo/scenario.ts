@@ -8,12 +8,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  DescribeInstancesCommand,
-  EC2Client,
-  type Instance,
-  ModifyInstanceAttributeCommand,
-} from '@aws-sdk/client-ec2';
+import { EC2Client, type Instance } from '@aws-sdk/client-ec2';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { EventBridgeClient, PutEventsCommand, PutRuleCommand, PutTargetsCommand } from '@aws-sdk/client-eventbridge';
 import { IAMClient } from '@aws-sdk/client-iam';
@@ -29,19 +24,22 @@ import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { buildKarplessApp } from '../../infra/karpless-stack';
 import { createHandler as driftHandler } from '../../lambdas/drift/handler';
+import { createHandler as gcHandler } from '../../lambdas/gc/handler';
 import { createHandler as interruptionHandler } from '../../lambdas/interruption/handler';
 import { createHandler as provisionHandler } from '../../lambdas/provision/handler';
 import { createHandler as watcherHandler } from '../../lambdas/watcher/handler';
 import type { Node, Pod } from '../../shared/apis/core/v1';
-import { DETAIL_TYPE, ENV, EVENT_SOURCE, KUBE, METRICS_NAMESPACE } from '../../shared/contracts';
+import { DETAIL_TYPE, ENV, EVENT_SOURCE, METRICS_NAMESPACE } from '../../shared/contracts';
 import { dynamoApi } from '../../shared/providers/dynamo-port';
 import { DynamoStateStore } from '../../shared/providers/dynamostate';
 import { bundledSnapshot } from '../../shared/providers/pricing';
 import { driftDeps } from '../../shared/runtime/deps/drift';
+import { gcDeps } from '../../shared/runtime/deps/gc';
 import { interruptionDeps } from '../../shared/runtime/deps/interruption';
 import { provisionDeps, provisionRetryQueue } from '../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../shared/runtime/deps/watcher';
 import { buildRuntime, type Runtime } from '../../shared/runtime/environment';
+import type { GcReport } from '../../shared/runtime/gc';
 import { once, type Powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import type { Telemetry } from '../../shared/runtime/telemetry';
@@ -55,10 +53,23 @@ import {
   deployStack,
   type Template,
 } from './aws';
+import {
+  type App,
+  type CapacityStep,
+  DEMO_CLUSTER,
+  Deployments,
+  describeClaims,
+  describeInstances,
+  describeStep,
+  joinNodes,
+  measureCapacity,
+  startScheduler,
+} from './cluster';
 import { type RolloutResult, rollOutNewAMI } from './drift';
 import { Timeline } from './timeline';
 
-export const DEMO_CLUSTER = 'karpless-demo';
+export { DEMO_CLUSTER };
+
 const MANIFESTS = 'examples/demo';
 
 export interface DemoResult {
@@ -72,12 +83,15 @@ export interface DemoResult {
   /** The AMI release rolled out by the drift function. */
   rollout: RolloutResult;
   stack: DeployedStack;
+  /** Launched against requested vCPU after each step that can launch. */
+  capacity: CapacityStep[];
+  gc: GcReport | { error: string };
 }
 
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function silentPowertools(serviceName: string, timeline: Timeline): Powertools {
-  const actor = serviceName.replace('karpless-', '') as 'watcher' | 'provision' | 'interruption' | 'drift';
+  const actor = serviceName.replace('karpless-', '') as 'watcher' | 'provision' | 'interruption' | 'drift' | 'gc';
   const telemetry: Telemetry = {
     log: {
       debug: () => undefined,
@@ -112,25 +126,6 @@ function lambdaContext(remainingMs: number): Context {
   };
 }
 
-function pendingPod(name: string, cpu: string, memory: string, app = 'web'): Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: `uid-${name}`,
-      labels: { app },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-7d4f9`, controller: true }],
-    },
-    spec: { containers: [{ name: app, resources: { requests: { cpu, memory } } }] },
-    status: {
-      phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }],
-    },
-  };
-}
-
 export interface DemoOptions {
   aws: AwsEndpoint;
   timeline?: Timeline;
@@ -151,6 +146,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   };
   const sqs = new SQSClient(aws);
   const kube = await FakeApiServer.start();
+  const deployments = new Deployments(kube, timeline);
+  const scheduler = startScheduler(kube, timeline);
+  const steps: CapacityStep[] = [];
+  // The cluster's controllers react on their own; the demo waits for them before its next step.
+  const settle = async () => {
+    await deployments.settled();
+    await scheduler.settled();
+  };
+  const measure = async (step: string) => {
+    const measured = await measureCapacity(clients.ec2, kube, step);
+    steps.push(measured);
+    timeline.add('demo', describeStep(measured));
+  };
   try {
     const network = await createClusterResources(aws, DEMO_CLUSTER);
     timeline.add(
@@ -207,6 +215,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       AWS_REGION: aws.region,
     };
     await seedPrices(clients.dynamodb, tableName, aws.region, timeline);
+    const records = new DynamoStateStore(dynamoApi(clients.dynamodb), tableName);
+    const showClaims = async (when: string) => {
+      const claims = await records.nodeClaims();
+      timeline.add('demo', `NodeClaim records ${when}: ${claims.length}`);
+      for (const line of describeClaims(claims)) timeline.add('demo', `  ${line}`);
+    };
     const runtime = (): Runtime => buildRuntime({ env, clients });
     const watcherTools = silentPowertools('karpless-watcher', timeline);
     const provisionTools = silentPowertools('karpless-provision', timeline);
@@ -263,21 +277,27 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       await readDecisions();
     };
 
-    // 1. Pending pods appear.
-    const replicas = options.replicas ?? 6;
-    for (let i = 0; i < replicas; i++) kube.addPod(pendingPod(`web-${i}`, '1', '2Gi'));
-    timeline.add('cluster', `${replicas} pending pods (web, 1 CPU / 2 GiB each), none fits an existing node`);
+    // 1. A Deployment's pods appear; kube-scheduler finds no node and marks them Unschedulable.
+    const web: App = { name: 'web', cpu: '1', memory: '1536Mi' };
+    const api: App = { name: 'api', cpu: '6', memory: '12Gi' };
+    const replicas = options.replicas ?? 7;
+    deployments.apply(web, replicas);
+    await settle();
 
-    // 2. watcher → notice → provision queue → provision.
+    // 2. watcher → notice → provision queue → provision → the kubelets start, the watcher registers
+    // the nodes, and kube-scheduler binds the pods as soon as a node takes them.
     await runWatcher('pending pods noticed');
     await pumpProvision();
+    await measure('web pods planned');
+    const settleNodes = async (why: string) => {
+      await joinNodes(clients.ec2, kube, timeline, network.securityGroupId);
+      await runWatcher(why);
+      await settle();
+    };
+    await settleNodes('nodes registered');
+    await showClaims('after the first decision');
 
-    // 3. The kubelets start, the watcher registers the nodes, the scheduler binds the pods.
-    await joinNodes(clients.ec2, kube, timeline, network.securityGroupId);
-    await runWatcher('nodes registered');
-    schedulePods(kube, launched, timeline);
-
-    // 4. A spot interruption warning for one of our instances, on the default bus.
+    // 3. A spot interruption warning for one of our instances, on the default bus.
     const victim =
       launched.flatMap((d) => d.nodeClaims).find((c) => c.capacityType === 'spot') ?? launched[0]?.nodeClaims[0];
     if (!victim) throw new Error('demo: nothing was launched');
@@ -301,25 +321,25 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     const out = await interrupt(sqsEvent(warnings), lambdaContext(20_000));
     timeline.add('interruption', `batch of ${warnings.length}, ${out.batchItemFailures.length} failed`);
     await acknowledge(sqs, interruptionQueue, warnings, out.batchItemFailures);
-    recreateEvicted(kube, replicas, timeline);
+    // The evicted pods are gone; their Deployment made new ones, which no node takes.
+    await settle();
 
-    // 5. The replacement: notice → provision → a new instance → it joins.
-    await runWatcher('evicted pods noticed again');
+    // 4. The replacement pods, planned once: watcher → notice → provision → a new instance → it joins.
+    await runWatcher('replacement pods noticed');
     await pumpProvision();
-    await joinNodes(clients.ec2, kube, timeline, network.securityGroupId);
-    await runWatcher('replacement registered');
-    schedulePods(kube, launched, timeline);
+    await measure('interruption replaced');
+    await settleNodes('replacement registered');
 
-    // 6. A second Deployment that needs a node of its own, then an AMI release that rolls the
-    // nodes one by one (the NodePool's budget is 1 node).
-    const api = { name: 'api', cpu: '6', memory: '12Gi' };
-    for (let i = 0; i < 2; i++) kube.addPod(pendingPod(`api-${i}`, api.cpu, api.memory, api.name));
-    timeline.add('cluster', `2 pending pods (api, ${api.cpu} CPU / ${api.memory} each)`);
+    // 5. A second Deployment whose pods need more than the nodes have left.
+    deployments.apply(api, 2);
+    await settle();
     await runWatcher('api pods noticed');
     await pumpProvision();
-    await joinNodes(clients.ec2, kube, timeline, network.securityGroupId);
-    await runWatcher('api node registered');
-    schedulePods(kube, launched, timeline);
+    await measure('api pods planned');
+    await settleNodes('api nodes registered');
+    await showClaims('before the AMI release');
+
+    // 6. An AMI release rolls the nodes one by one (the NodePool's budget is 1 node).
     const driftTools = silentPowertools('karpless-drift', timeline);
     const drift = driftHandler(
       once(async () => driftDeps(runtime(), driftTools.telemetry)),
@@ -338,10 +358,9 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         },
         joinNodes: () => joinNodes(clients.ec2, kube, timeline, network.securityGroupId),
         runWatcher,
-        settlePods: () => {
-          recreateEvicted(kube, replicas, timeline);
-          recreateEvicted(kube, 2, timeline, api);
-          schedulePods(kube, launched, timeline);
+        settlePods: async (round) => {
+          await settle();
+          await measure(`drift run ${round}`);
         },
       },
       network.imageId,
@@ -351,6 +370,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       `${rollout.rolled.length} nodes rolled from ${rollout.from} to ${rollout.to}, at most ${rollout.maxDisrupting} at a time`,
     );
 
+    // 7. One garbage collection run, as its schedule would make every few minutes.
+    const gcTools = silentPowertools('karpless-gc', timeline);
+    const gc = gcHandler(
+      once(async () => gcDeps(runtime(), gcTools.telemetry)),
+      gcTools,
+    );
+    const collected = await gc({}, lambdaContext(60_000));
+    timeline.add('gc', describeGc(collected));
+
+    await measure('end');
+    await showClaims('at the end');
     const instances = await describeInstances(clients.ec2);
     const victimState = instances.get(victim.instanceId)?.State?.Name;
     timeline.add(
@@ -366,12 +396,24 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       interruptedInstance: victim.instanceId,
       rollout,
       stack: deployed,
+      capacity: steps,
+      gc: collected,
     };
   } finally {
+    scheduler.stop();
+    deployments.stop();
     await kube.stop();
     sqs.destroy();
     for (const c of Object.values(clients)) c.destroy();
   }
+}
+
+function describeGc(report: GcReport | { error: string }): string {
+  if ('error' in report) return `run failed: ${report.error}`;
+  const deleted = report.deleted.map((d) => `${d.resource} ${d.id} (${d.reason})`);
+  const failed = report.failed.map((f) => `${f.resource} ${f.id} failed: ${f.error}`);
+  const all = [...deleted, ...failed];
+  return all.length > 0 ? `deleted ${all.join('; ')}` : 'nothing to collect';
 }
 
 /**
@@ -469,98 +511,4 @@ async function acknowledge(
     if (!failed.has(m.messageId))
       await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.receiptHandle }));
   }
-}
-
-async function describeInstances(ec2: EC2Client): Promise<Map<string, Instance>> {
-  const out = await ec2.send(
-    new DescribeInstancesCommand({ Filters: [{ Name: 'tag:eks:eks-cluster-name', Values: [DEMO_CLUSTER] }] }),
-  );
-  const instances = (out.Reservations ?? []).flatMap((r) => r.Instances ?? []);
-  return new Map(instances.map((i) => [i.InstanceId ?? '', i]));
-}
-
-/** The kubelet of each new running instance: a Node with its providerID and the unregistered taint, Ready. */
-async function joinNodes(
-  ec2: EC2Client,
-  kube: FakeApiServer,
-  timeline: Timeline,
-  securityGroupId: string,
-): Promise<void> {
-  const known = new Set(kube.nodes().map((n) => n.spec?.providerID));
-  for (const instance of (await describeInstances(ec2)).values()) {
-    const zone = instance.Placement?.AvailabilityZone ?? '';
-    const providerID = `aws:///${zone}/${instance.InstanceId}`;
-    if (instance.State?.Name !== 'running' || known.has(providerID)) continue;
-    // moto drops the launch template's security groups (the instance gets a default group); EC2
-    // would not, and the drift step compares them (SecurityGroupDrift), so the demo puts them back.
-    await ec2.send(new ModifyInstanceAttributeCommand({ InstanceId: instance.InstanceId, Groups: [securityGroupId] }));
-    const name = instance.PrivateDnsName ?? instance.InstanceId ?? '';
-    kube.addNode({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: {
-        name,
-        labels: {
-          'kubernetes.io/hostname': name,
-          'kubernetes.io/os': 'linux',
-          'kubernetes.io/arch': 'amd64',
-          'node.kubernetes.io/instance-type': instance.InstanceType ?? '',
-          'topology.kubernetes.io/zone': zone,
-        },
-      },
-      spec: { providerID, taints: [{ key: KUBE.unregisteredTaintKey, effect: 'NoExecute' }] },
-    });
-    kube.markNodeReady(name);
-    timeline.add('kubelet', `node ${name} joined (${providerID}), tainted ${KUBE.unregisteredTaintKey}:NoExecute`);
-  }
-}
-
-/** kube-scheduler: each pending pod to the registered node of the claim karpless planned it for. */
-function schedulePods(kube: FakeApiServer, launched: readonly NodeClaimsLaunchedDetail[], timeline: Timeline): void {
-  // A node being deleted or disrupted (karpenter.sh/disrupted:NoSchedule) takes no new pod.
-  const schedulable = (n: Node) =>
-    !n.spec?.unschedulable &&
-    !n.metadata.deletionTimestamp &&
-    !(n.spec?.taints ?? []).some((t) => t.key === KUBE.disruptedTaintKey || t.key === KUBE.unregisteredTaintKey);
-  const nodeOfClaim = new Map<string, string>();
-  for (const node of kube.nodes()) {
-    const claim =
-      node.metadata.labels?.['karpenter.sh/nodeclaim'] ?? node.metadata.annotations?.['karpenter.sh/nodeclaim'];
-    if (claim && schedulable(node)) nodeOfClaim.set(claim, node.metadata.name);
-  }
-  const registeredNodes = kube
-    .nodes()
-    .filter((n) => n.metadata.labels?.[KUBE.registeredLabel] === 'true' && schedulable(n));
-  let bound = 0;
-  for (const pod of kube.pods().filter((p) => !p.spec.nodeName)) {
-    const key = `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
-    const claim = launched
-      .flatMap((d) => d.nodeClaims)
-      .filter((c) => c.pods.includes(key))
-      .at(-1)?.nodeClaimName;
-    const target =
-      (claim && nodeOfClaim.get(claim)) ?? registeredNodes[bound % Math.max(1, registeredNodes.length)]?.metadata.name;
-    if (!target) continue;
-    kube.bindPod(pod.metadata.namespace ?? 'default', pod.metadata.name, target);
-    bound++;
-  }
-  if (bound > 0) timeline.add('cluster', `kube-scheduler bound ${bound} pending pods to registered nodes`);
-}
-
-/** The Deployment controller: evicted pods come back as new pending pods. */
-function recreateEvicted(
-  kube: FakeApiServer,
-  replicas: number,
-  timeline: Timeline,
-  app: { name: string; cpu: string; memory: string } = { name: 'web', cpu: '1', memory: '2Gi' },
-): void {
-  const pods = kube.pods().filter((p) => p.metadata.labels?.app === app.name);
-  const missing = replicas - pods.length;
-  const taken = new Set(pods.map((p) => p.metadata.name));
-  for (let i = 0, made = 0; made < missing; i++) {
-    if (taken.has(`${app.name}-r${i}`)) continue;
-    kube.addPod(pendingPod(`${app.name}-r${i}`, app.cpu, app.memory, app.name));
-    made++;
-  }
-  if (missing > 0) timeline.add('cluster', `Deployment ${app.name} recreated ${missing} evicted pods, pending`);
 }

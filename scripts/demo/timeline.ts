@@ -6,10 +6,12 @@ export type Actor =
   | 'stack'
   | 'cluster'
   | 'kubelet'
+  | 'scheduler'
   | 'watcher'
   | 'provision'
   | 'interruption'
   | 'drift'
+  | 'gc'
   | 'demo';
 
 export interface TimelineEntry {

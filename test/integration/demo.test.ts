@@ -1,13 +1,17 @@
 // `npm run demo` as a test: the same scenario on a moto server of its own, asserting what the
 // timeline claims — instances tagged for the cluster, nodes registered with their instance type's
-// labels, the interrupted instance terminated and its pods replaced.
+// labels, the interrupted instance terminated and its pods replaced, planned once, and never more
+// than 1.3× the requested vCPU launched at any step.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoEndpoint } from '../../scripts/demo/aws';
+import { describeStep } from '../../scripts/demo/cluster';
 import { DEMO_CLUSTER, type DemoResult, runDemo } from '../../scripts/demo/scenario';
 import { Timeline } from '../../scripts/demo/timeline';
 import { type MotoServer, startMotoServer } from '../../scripts/moto-server';
 import { KUBE, TAG } from '../../shared/contracts';
+import { resourceAmounts } from '../../shared/instancetypes/capacity';
+import { addResources, podRequests } from '../../shared/scheduling/resources';
 
 let moto: MotoServer;
 let result: DemoResult;
@@ -16,7 +20,7 @@ const lines: string[] = [];
 beforeAll(async () => {
   moto = await startMotoServer({ command: 'moto_server', installHint: "install it with: pip install 'moto[server]'" });
   result = await runDemo({ aws: demoEndpoint(moto.endpoint), timeline: new Timeline((line) => lines.push(line)) });
-}, 300_000);
+}, 600_000);
 
 afterAll(async () => {
   await moto?.stop();
@@ -72,7 +76,7 @@ describe('npm run demo', () => {
     expect(running.length).toBeGreaterThan(0);
     expect(result.launched.length).toBeGreaterThanOrEqual(2);
     const web = result.pods.filter((p) => p.metadata.labels?.app === 'web');
-    expect(web).toHaveLength(6);
+    expect(web).toHaveLength(7);
     const runningNodes = new Set(
       result.nodes
         .filter((n) => running.some((i) => n.spec?.providerID?.endsWith(`/${i.InstanceId}`)))
@@ -99,5 +103,53 @@ describe('npm run demo', () => {
       expect(started).toBeGreaterThanOrEqual(0);
       expect(handed).toBeGreaterThan(started + registeredAfterStart);
     }
+  });
+
+  it('launches at most 1.3× the vCPU the pods request, at every step', () => {
+    expect(result.capacity.map((s) => s.step)).toEqual(
+      expect.arrayContaining(['web pods planned', 'interruption replaced', 'api pods planned', 'drift run 1', 'end']),
+    );
+    for (const step of result.capacity) {
+      expect(step.requestedVcpu, describeStep(step)).toBeGreaterThan(0);
+      expect(step.launchedVcpu, describeStep(step)).toBeLessThanOrEqual(1.3 * step.requestedVcpu);
+    }
+  });
+
+  it("plans the interruption's replacement pods once, and never a pod that is gone or already running", () => {
+    const [first, afterInterruption, api] = result.launched;
+    const pods = (d: typeof first) => (d?.nodeClaims ?? []).flatMap((c) => c.pods);
+    const evicted = new Set(pods(first));
+    expect(evicted.size).toBe(7);
+    // The decision after the interruption plans the Deployment's 7 new pods, not the 7 evicted ones too.
+    expect(pods(afterInterruption)).toHaveLength(7);
+    for (const pod of pods(afterInterruption)) expect(evicted.has(pod)).toBe(false);
+    // The api decision plans the api pods only: the web pods were bound by then.
+    expect(pods(api).sort()).toEqual(['default/api-0', 'default/api-1']);
+    const planned = result.launched.flatMap(pods);
+    expect(new Set(planned).size).toBe(planned.length);
+  });
+
+  it("binds pods only where they fit: no node's pods request more than its allocatable", () => {
+    for (const node of result.nodes) {
+      const here = result.pods.filter((p) => p.spec.nodeName === node.metadata.name);
+      const requested = addResources(...here.map(podRequests));
+      const allocatable = resourceAmounts(node.status?.allocatable);
+      for (const [name, value] of Object.entries(requested))
+        expect(value, `${name} on ${node.metadata.name}`).toBeLessThanOrEqual(allocatable[name] ?? 0);
+    }
+    expect(result.pods.every((p) => p.spec.nodeName)).toBe(true);
+  });
+
+  it('says what it runs in place of each schedule, and runs gc', () => {
+    const schedules = result.stack.substitutions.filter(
+      (s) => s.logicalId.includes('Schedule') && s.type === 'AWS::Events::Rule',
+    );
+    expect(schedules).toHaveLength(3);
+    for (const rule of schedules) {
+      const fn = rule.logicalId.includes('Watcher') ? 'watcher' : rule.logicalId.includes('Drift') ? 'drift' : 'gc';
+      expect(rule.why).toContain(`the demo invokes the ${fn}`);
+    }
+    expect('error' in result.gc).toBe(false);
+    expect(lines.some((l) => / gc {10}/.test(l))).toBe(true);
   });
 });
