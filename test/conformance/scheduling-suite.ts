@@ -1,0 +1,280 @@
+// Loads and judges the scheduler conformance cases: Karpenter's scheduler tests
+// (pkg/controllers/provisioning/scheduling/*_test.go) translated It by It into the input of
+// `karpless plan` (NodePools, pods, DaemonSets, existing nodes, the fake cloud provider's instance
+// types) and what upstream expects of the outcome.
+
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import type { NodeSelectorRequirement, Pod, PodSpec } from '../../shared/apis/core/v1';
+import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../../shared/apis/v1/types';
+import type { InstanceType } from '../../shared/instancetypes/types';
+import { type ExistingNode, type SchedulingResult, solve } from '../../shared/scheduling';
+import { compileSelector } from '../../shared/scheduling/topology';
+import { type FakeOptions, fakeInstanceType, fakeInstanceTypes } from './scheduling/fake-cloudprovider';
+import type { UpstreamSource } from './suite';
+
+export const SCHEDULING_DIR = join(import.meta.dirname, 'scheduling');
+
+interface RawPool {
+  name?: string;
+  requirements?: NodeSelectorRequirementWithMinValues[];
+  labels?: Record<string, string>;
+  taints?: Taint[];
+  startupTaints?: Taint[];
+  limits?: Record<string, string>;
+  weight?: number;
+}
+
+/** A pod as test.UnschedulablePod builds it: spec fields as they are, plus shorthands. */
+interface RawPod extends Partial<PodSpec> {
+  name: string;
+  /** test.UnschedulablePods(opts, count): pods `name-0` … `name-(count-1)`. */
+  count?: number;
+  namespace?: string;
+  labels?: Record<string, string>;
+  /** Container requests (upstream sets requests or limits; limits alone are requests too). */
+  requests?: Record<string, string>;
+  hostPorts?: number[];
+  /** test.PodOptions NodeRequirements: one required node-affinity term. */
+  nodeRequirements?: NodeSelectorRequirement[];
+  /** test.PodOptions NodePreferences: one preferred node-affinity term of weight 1. */
+  nodePreferences?: NodeSelectorRequirement[];
+}
+
+interface RawNode {
+  name: string;
+  labels?: Record<string, string>;
+  taints?: Taint[];
+  allocatable: Record<string, number | string>;
+  initialized?: boolean;
+  startupTaints?: Taint[];
+  inFlight?: boolean;
+  pods?: RawPod[];
+}
+
+export interface Expectation {
+  /** Pod names that get a node (existing or planned); `all` for every pod. */
+  scheduled?: string[] | 'all';
+  /** Pod names that stay unschedulable; `all` for every pod. */
+  unschedulable?: string[] | 'all';
+  /** How many NodeClaims are planned. */
+  claims?: number;
+  /** Labels the node a pod lands on has (a planned claim: its single-valued requirements and its offering). */
+  nodeLabels?: Record<string, Record<string, string>>;
+  /** Label keys the node a pod lands on must not have. */
+  notNodeLabels?: Record<string, string[]>;
+  sameNode?: string[][];
+  differentNodes?: string[][];
+  /** Pod → the existing node it lands on. */
+  onExisting?: Record<string, string>;
+  /** ExpectSkew: matching pods per domain of the key, sorted high to low. */
+  skew?: { topologyKey: string; selector?: Record<string, string>; counts: number[] };
+}
+
+export interface SchedulingCase {
+  file: string;
+  source: UpstreamSource;
+  it: string;
+  line?: number;
+  nodePools: RawPool[];
+  instanceTypes?: (FakeOptions & { name: string })[];
+  pods: RawPod[];
+  daemonSets?: RawPod[];
+  existingNodes?: RawNode[];
+  expect: Expectation;
+  incomparable?: string;
+  note?: string;
+}
+
+interface RawFile {
+  source: UpstreamSource;
+  /** The BeforeEach NodePool. */
+  nodePool: RawPool;
+  cases: (Omit<SchedulingCase, 'file' | 'source' | 'nodePools'> & { nodePool?: RawPool; nodePools?: RawPool[] })[];
+}
+
+export function loadSchedulingCases(dir = SCHEDULING_DIR): SchedulingCase[] {
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.yaml'))
+    .sort()
+    .flatMap((file) => {
+      const raw = parse(readFileSync(join(dir, file), 'utf8')) as RawFile;
+      return raw.cases.map(({ nodePool, nodePools, ...c }) => ({
+        ...c,
+        file,
+        source: raw.source,
+        pods: c.pods ?? [],
+        expect: c.expect ?? {},
+        nodePools: nodePools ?? [{ ...raw.nodePool, ...(nodePool ?? {}) }],
+      }));
+    });
+}
+
+function toNodePool(raw: RawPool): NodePool {
+  return {
+    apiVersion: 'karpenter.sh/v1',
+    kind: 'NodePool',
+    metadata: { name: raw.name ?? 'default' },
+    spec: {
+      ...(raw.limits ? { limits: raw.limits } : {}),
+      ...(raw.weight !== undefined ? { weight: raw.weight } : {}),
+      template: {
+        ...(raw.labels ? { metadata: { labels: raw.labels } } : {}),
+        spec: {
+          requirements: raw.requirements ?? [],
+          ...(raw.taints ? { taints: raw.taints } : {}),
+          ...(raw.startupTaints ? { startupTaints: raw.startupTaints } : {}),
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        },
+      },
+    },
+  };
+}
+
+function toPods(raw: RawPod): Pod[] {
+  const { name, count, namespace, labels, requests, hostPorts, nodeRequirements, nodePreferences, ...spec } = raw;
+  if (nodeRequirements || nodePreferences) {
+    spec.affinity = {
+      ...(spec.affinity ?? {}),
+      nodeAffinity: {
+        ...(nodeRequirements
+          ? {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: nodeRequirements }],
+              },
+            }
+          : {}),
+        ...(nodePreferences
+          ? {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                { weight: 1, preference: { matchExpressions: nodePreferences } },
+              ],
+            }
+          : {}),
+      },
+    };
+  }
+  const make = (podName: string): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: podName, namespace: namespace ?? 'default', ...(labels ? { labels } : {}) },
+    spec: {
+      ...structuredClone(spec),
+      containers: [
+        {
+          name: 'app',
+          ...(requests ? { resources: { requests } } : {}),
+          ...(hostPorts ? { ports: hostPorts.map((hostPort) => ({ containerPort: hostPort, hostPort })) } : {}),
+        },
+      ],
+    },
+  });
+  return count === undefined ? [make(name)] : Array.from({ length: count }, (_, i) => make(`${name}-${i}`));
+}
+
+export interface Outcome {
+  result: SchedulingResult;
+  pods: Pod[];
+  /** Pod name → the node it lands on: `existing/<name>` or `claim/<index>`, with that node's labels. */
+  placement: Map<string, { node: string; labels: Record<string, string> }>;
+}
+
+export function plan(c: SchedulingCase): Outcome {
+  const nodePools = c.nodePools.map(toNodePool);
+  const types: InstanceType[] = c.instanceTypes
+    ? c.instanceTypes.map((o) => fakeInstanceType(o.name, o))
+    : fakeInstanceTypes();
+  const pods = c.pods.flatMap(toPods);
+  const existingNodes: ExistingNode[] = (c.existingNodes ?? []).map((n) => ({
+    name: n.name,
+    labels: { 'kubernetes.io/hostname': n.name, ...(n.labels ?? {}) },
+    taints: n.taints ?? [],
+    allocatable: Object.fromEntries(Object.entries(n.allocatable).map(([k, v]) => [k, Number(v)])),
+    pods: (n.pods ?? []).flatMap(toPods).map((p) => ({ ...p, spec: { ...p.spec, nodeName: n.name } })),
+    ...(n.initialized !== undefined ? { initialized: n.initialized } : {}),
+    ...(n.startupTaints ? { startupTaints: n.startupTaints } : {}),
+    ...(n.inFlight ? { inFlight: true } : {}),
+  }));
+  const result = solve({
+    pods,
+    nodePools,
+    instanceTypes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, types])),
+    daemonSets: (c.daemonSets ?? []).flatMap(toPods),
+    existingNodes,
+  });
+  const placement = new Map<string, { node: string; labels: Record<string, string> }>();
+  for (const e of result.existingNodes) {
+    const node = existingNodes.find((n) => n.name === e.name)!;
+    for (const p of e.pods) placement.set(p.metadata.name, { node: `existing/${e.name}`, labels: node.labels });
+  }
+  result.nodeClaims.forEach((claim, i) => {
+    const pool = nodePools.find((p) => p.metadata.name === claim.nodePool)!;
+    const type = claim.instanceTypes.find((t) => t.name === claim.offering.instanceType) ?? claim.instanceTypes[0]!;
+    const labels: Record<string, string> = { ...type.labels };
+    for (const r of claim.requirements) if (r.operator === 'In' && r.values?.length === 1) labels[r.key] = r.values[0]!;
+    Object.assign(labels, pool.spec.template.metadata?.labels ?? {}, {
+      'karpenter.sh/nodepool': claim.nodePool,
+      'topology.kubernetes.io/zone': claim.offering.zone,
+      'karpenter.sh/capacity-type': claim.offering.capacityType,
+      'node.kubernetes.io/instance-type': claim.offering.instanceType,
+      'kubernetes.io/hostname': `claim-${i}`,
+    });
+    for (const p of claim.pods) placement.set(p.metadata.name, { node: `claim/${i}`, labels });
+  });
+  return { result, pods, placement };
+}
+
+const names = (list: string[] | 'all', pods: Pod[]) => (list === 'all' ? pods.map((p) => p.metadata.name) : list);
+
+/** Every way the plan differs from what upstream expects; empty when it agrees. */
+export function disagreements(c: SchedulingCase, o: Outcome): string[] {
+  const out: string[] = [];
+  const e = c.expect;
+  const where = (pod: string) => o.placement.get(pod);
+  for (const pod of names(e.scheduled ?? [], o.pods)) if (!where(pod)) out.push(`${pod}: not scheduled`);
+  for (const pod of names(e.unschedulable ?? [], o.pods))
+    if (where(pod)) out.push(`${pod}: scheduled (${where(pod)!.node})`);
+  if (e.claims !== undefined && o.result.nodeClaims.length !== e.claims)
+    out.push(`${o.result.nodeClaims.length} claims planned, upstream ${e.claims}`);
+  for (const [pod, labels] of Object.entries(e.nodeLabels ?? {})) {
+    const at = where(pod);
+    for (const [k, v] of Object.entries(labels))
+      if (at?.labels[k] !== v) out.push(`${pod}: node label ${k}=${at?.labels[k]}, upstream ${v}`);
+  }
+  for (const [pod, keys] of Object.entries(e.notNodeLabels ?? {})) {
+    const at = where(pod);
+    for (const k of keys) if (at?.labels[k] !== undefined) out.push(`${pod}: node has label ${k}`);
+  }
+  for (const group of e.sameNode ?? []) {
+    const nodes = new Set(group.map((p) => where(p)?.node));
+    if (nodes.size !== 1 || nodes.has(undefined)) out.push(`${group.join(', ')}: not on one node`);
+  }
+  for (const group of e.differentNodes ?? []) {
+    const nodes = group.map((p) => where(p)?.node);
+    if (nodes.includes(undefined) || new Set(nodes).size !== nodes.length)
+      out.push(`${group.join(', ')}: not on different nodes`);
+  }
+  for (const [pod, node] of Object.entries(e.onExisting ?? {}))
+    if (where(pod)?.node !== `existing/${node}`) out.push(`${pod}: on ${where(pod)?.node}, upstream ${node}`);
+  if (e.skew) {
+    const selector = compileSelector(e.skew.selector ? { matchLabels: e.skew.selector } : {});
+    const counts = new Map<string, number>();
+    const all = [...o.pods, ...(c.existingNodes ?? []).flatMap((n) => (n.pods ?? []).flatMap(toPods))];
+    for (const p of all) {
+      if (!selector.matches(p.metadata.labels ?? {})) continue;
+      const at = where(p.metadata.name);
+      const existing = c.existingNodes?.find((n) =>
+        (n.pods ?? []).flatMap(toPods).some((q) => q.metadata.name === p.metadata.name),
+      );
+      const labels =
+        at?.labels ?? (existing ? { 'kubernetes.io/hostname': existing.name, ...(existing.labels ?? {}) } : undefined);
+      const d = labels?.[e.skew.topologyKey];
+      if (d !== undefined) counts.set(d, (counts.get(d) ?? 0) + 1);
+    }
+    const got = [...counts.values()].sort((a, b) => b - a);
+    if (JSON.stringify(got) !== JSON.stringify(e.skew.counts))
+      out.push(`skew on ${e.skew.topologyKey}: ${JSON.stringify(got)}, upstream ${JSON.stringify(e.skew.counts)}`);
+  }
+  return out;
+}

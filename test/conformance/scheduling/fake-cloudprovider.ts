@@ -1,0 +1,87 @@
+// Karpenter's fake cloud provider (kubernetes-sigs/karpenter pkg/cloudprovider/fake) as the scheduler
+// suites see it: the six instance types its GetInstanceTypes returns, with their offerings, labels,
+// prices (PriceFromResources) and the 100m / 10Mi kube-reserved overhead of NewInstanceType.
+
+import type { InstanceType, Offering } from '../../../shared/instancetypes/types';
+
+const GiB = 2 ** 30;
+const MiB = 2 ** 20;
+
+export const FAKE_ZONES = ['test-zone-1', 'test-zone-2', 'test-zone-3'];
+
+export interface FakeOptions {
+  cpu?: number;
+  memoryGiB?: number;
+  pods?: number;
+  arch?: string;
+  extra?: Record<string, number>;
+  offerings?: { zone: string; capacityType: 'spot' | 'on-demand' | 'reserved'; price?: number; available?: boolean }[];
+}
+
+/** fake.NewInstanceType: 4 cpu, 4Gi, 5 pods by default; spot in zones 1-2, on-demand in zones 1-3. */
+export function fakeInstanceType(name: string, o: FakeOptions = {}): InstanceType {
+  const cpu = o.cpu ?? 4;
+  const memoryGiB = o.memoryGiB ?? 4;
+  const capacity: Record<string, number> = {
+    cpu: cpu * 1000,
+    memory: memoryGiB * GiB,
+    pods: o.pods ?? 5,
+    ...(o.extra ?? {}),
+  };
+  // PriceFromResources: 0.1 per cpu, 0.1 per 1e9 bytes of memory, 1.0 per GPU-vendor device.
+  const price = 0.1 * cpu + (0.1 * capacity.memory!) / 1e9 + Object.keys(o.extra ?? {}).length;
+  const offerings: Offering[] = (
+    o.offerings ?? [
+      { zone: 'test-zone-1', capacityType: 'spot' },
+      { zone: 'test-zone-2', capacityType: 'spot' },
+      { zone: 'test-zone-1', capacityType: 'on-demand' },
+      { zone: 'test-zone-2', capacityType: 'on-demand' },
+      { zone: 'test-zone-3', capacityType: 'on-demand' },
+    ]
+  ).map((x) => ({
+    zone: x.zone,
+    capacityType: x.capacityType,
+    price: x.price ?? price,
+    available: x.available ?? true,
+  }));
+  const large = cpu > 4 && memoryGiB > 8;
+  const allocatable = { ...capacity, cpu: capacity.cpu! - 100, memory: capacity.memory! - 10 * MiB };
+  return {
+    name,
+    labels: {
+      'node.kubernetes.io/instance-type': name,
+      'kubernetes.io/arch': o.arch ?? 'amd64',
+      // Upstream's types list several operating systems (linux, windows, darwin); a karpless type has one.
+      'kubernetes.io/os': 'linux',
+      size: large ? 'large' : 'small',
+      ...(large ? { special: 'optional' } : {}),
+      integer: String(cpu),
+    },
+    capacity,
+    overhead: { kubeReserved: { cpu: 100, memory: 10 * MiB }, systemReserved: {}, evictionThreshold: {} },
+    allocatable,
+    offerings,
+    info: {
+      name,
+      arch: (o.arch ?? 'amd64') === 'arm64' ? 'arm64' : 'amd64',
+      vcpu: cpu,
+      memoryMiB: memoryGiB * 1024,
+      maximumNetworkInterfaces: 1,
+      ipv4PerInterface: o.pods ?? 5,
+      gpus: 0,
+      offerings: offerings.map((x) => ({ ...x })),
+    },
+  } as InstanceType;
+}
+
+/** The default fake.CloudProvider.GetInstanceTypes list. */
+export function fakeInstanceTypes(): InstanceType[] {
+  return [
+    fakeInstanceType('default-instance-type'),
+    fakeInstanceType('small-instance-type', { cpu: 2, memoryGiB: 2 }),
+    fakeInstanceType('gpu-vendor-instance-type', { extra: { 'fake.com/vendor-a': 2 } }),
+    fakeInstanceType('gpu-vendor-b-instance-type', { extra: { 'fake.com/vendor-b': 2 } }),
+    fakeInstanceType('arm-instance-type', { arch: 'arm64', cpu: 16, memoryGiB: 128 }),
+    fakeInstanceType('single-pod-instance-type', { pods: 1 }),
+  ];
+}
