@@ -1,9 +1,12 @@
 // `npm run demo`: the whole system on the moto emulator and the in-repo fake API server. The real
 // handlers run in-process as their events arrive: pending pods → watcher → notice → provision →
 // instances → nodes join and are registered → a spot warning on the default bus → interruption →
-// drained, terminated, replaced. The demo plays only what is not karpless: the kubelet (a Node for
-// each new instance), the Deployment controller (an evicted pod comes back pending), kube-scheduler
-// (pending pods bound to registered nodes) and Lambda's event-source mappings (queue → handler).
+// drained, terminated, its pods' replacements planned → an AMI release rolled out by drift → gc. The
+// demo plays only what is not karpless (cluster.ts): the kubelet (a Node with its instance type's
+// capacity for each new instance), the Deployment controller (an evicted pod is replaced at once),
+// kube-scheduler (a pod binds only where it fits), Lambda's event-source mappings (queue → handler)
+// and the schedules (it invokes the watcher, drift and gc where their schedules would). After each
+// step that can launch, it measures the vCPU launched against the vCPU the pods request.
 
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
