@@ -11,7 +11,12 @@ import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../.
 import type { InstanceType } from '../../shared/instancetypes/types';
 import { type ExistingNode, type SchedulingResult, solve } from '../../shared/scheduling';
 import { compileSelector } from '../../shared/scheduling/topology';
-import { type FakeOptions, fakeInstanceType, fakeInstanceTypes } from './scheduling/fake-cloudprovider';
+import {
+  type FakeOptions,
+  fakeInstanceType,
+  fakeInstanceTypes,
+  fakeInstanceTypesN,
+} from './scheduling/fake-cloudprovider';
 import type { UpstreamSource } from './suite';
 
 export const SCHEDULING_DIR = join(import.meta.dirname, 'scheduling');
@@ -78,7 +83,9 @@ export interface SchedulingCase {
   it: string;
   line?: number;
   nodePools: RawPool[];
+  /** Instead of the fake provider's default list: `fakeInstanceTypes: N` is fake.InstanceTypes(N), `extra` resources added per type. */
   instanceTypes?: (FakeOptions & { name: string })[];
+  fakeInstanceTypes?: { count: number; extra?: Record<string, Record<string, number>> };
   pods: RawPod[];
   daemonSets?: RawPod[];
   existingNodes?: RawNode[];
@@ -184,7 +191,16 @@ export function plan(c: SchedulingCase): Outcome {
   const nodePools = c.nodePools.map(toNodePool);
   const types: InstanceType[] = c.instanceTypes
     ? c.instanceTypes.map((o) => fakeInstanceType(o.name, o))
-    : fakeInstanceTypes();
+    : c.fakeInstanceTypes
+      ? fakeInstanceTypesN(c.fakeInstanceTypes.count)
+      : fakeInstanceTypes();
+  for (const t of types) {
+    const extra = c.fakeInstanceTypes?.extra?.[t.name];
+    if (extra) {
+      Object.assign(t.capacity, extra);
+      Object.assign(t.allocatable, extra);
+    }
+  }
   const pods = c.pods.flatMap(toPods);
   const existingNodes: ExistingNode[] = (c.existingNodes ?? []).map((n) => ({
     name: n.name,

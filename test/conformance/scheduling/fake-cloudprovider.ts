@@ -29,7 +29,8 @@ export function fakeInstanceType(name: string, o: FakeOptions = {}): InstanceTyp
     ...(o.extra ?? {}),
   };
   // PriceFromResources: 0.1 per cpu, 0.1 per 1e9 bytes of memory, 1.0 per GPU-vendor device.
-  const price = 0.1 * cpu + (0.1 * capacity.memory!) / 1e9 + Object.keys(o.extra ?? {}).length;
+  const gpus = Object.keys(o.extra ?? {}).filter((k) => k === 'fake.com/vendor-a' || k === 'fake.com/vendor-b');
+  const price = 0.1 * cpu + (0.1 * capacity.memory!) / 1e9 + gpus.length;
   const offerings: Offering[] = (
     o.offerings ?? [
       { zone: 'test-zone-1', capacityType: 'spot' },
@@ -72,6 +73,13 @@ export function fakeInstanceType(name: string, o: FakeOptions = {}): InstanceTyp
       offerings: offerings.map((x) => ({ ...x })),
     },
   } as InstanceType;
+}
+
+/** fake.InstanceTypes(n): `fake-it-i` with i+1 cpu, 2(i+1) GiB and 10(i+1) pods. */
+export function fakeInstanceTypesN(n: number): InstanceType[] {
+  return Array.from({ length: n }, (_, i) =>
+    fakeInstanceType(`fake-it-${i}`, { cpu: i + 1, memoryGiB: (i + 1) * 2, pods: (i + 1) * 10 }),
+  );
 }
 
 /** The default fake.CloudProvider.GetInstanceTypes list. */
