@@ -1,6 +1,6 @@
 // `npm run bench` (second part): each Lambda bundle built exactly as deployed (infra/bundling.ts),
 // its size, and the time Node takes to load it beside a bare `node -e ''`: the part of a cold start
-// that our code controls. Writes bench/bundles.json.
+// that our code controls. Writes bench/bundles.json with --record.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -78,7 +78,8 @@ export async function measureBundles(): Promise<BundleFigures[]> {
   }
 }
 
-async function main(): Promise<void> {
+/** Measures and prints the bundles; writes bench/bundles.json only when recording (`--record`). */
+export async function runBundleBenchmark(record: boolean): Promise<void> {
   console.log('karpless Lambda bundles (esbuild as deployed; load = import of the bundle by node)\n');
   const figures = await measureBundles();
   console.log('FUNCTION      BYTES      GZIP     LOAD MS  × BARE');
@@ -93,8 +94,14 @@ async function main(): Promise<void> {
   const slow = figures.filter((f) => f.loadRatio > 3);
   if (slow.length > 0) console.log(`loads slower than 3× bare node: ${slow.map((f) => f.function).join(', ')}`);
   const out = join(ROOT, 'bench', 'bundles.json');
+  if (!record) {
+    console.log(`\nnot recorded: ${out} left as it was (add --record to write these figures)`);
+    return;
+  }
   writeFileSync(out, `${JSON.stringify(figures, null, 2)}\n`);
   console.log(`\nwrote ${out}`);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await runBundleBenchmark(process.argv.includes('--record'));
+}

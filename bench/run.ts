@@ -2,11 +2,16 @@
 // against the 400 synthetic types and against the built-in us-east-1 catalog, and the mixed workloads
 // of issue 10 (GPU + CPU, zone spread, hostname anti-affinity, selectors, two NodePools). Prints pods/s,
 // nodes, price, the ratio to the LP lower bound and to the Karpenter reference (bench/reference.ts,
-// up to REFERENCE_MAX_PODS pods), and writes bench/results.json. Only `solve` is timed, as upstream
-// times only Scheduler.Solve; pods and instance types are built before the clock starts.
+// up to REFERENCE_MAX_PODS pods), then the runtime benchmark and the Lambda bundles (bench/bundles.ts).
+// Only `solve` is timed, as upstream times only Scheduler.Solve; pods and instance types are built
+// before the clock starts.
 //
-//   npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1,mixed] [--runs N] [--write | --merge]
-//   --merge replaces only the measured suites and sizes in results.json and skips the runtime benchmark.
+//   npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1,mixed] [--runs N] [--record]
+//   A run prints its figures and changes no file: the tracked bench/results.json and bench/bundles.json
+//   hold the figures of a recorded run on an idle machine. --record writes them: a full run replaces
+//   both, a partial run replaces only the measured suites and sizes in results.json.
+//   --merge (a partial --record without the runtime benchmark) and --write (replace results.json with
+//   this run's figures, partial or not) are kept for older notes.
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -293,23 +298,24 @@ function main(args: string[]): void {
     console.log(`  ${suite.padEnd(16)} ${cells.join(', ')}`);
   }
   const out = join(dirname(fileURLToPath(import.meta.url)), 'results.json');
-  if (args.includes('--merge')) {
+  const full = sizes === SIZES && suites === SUITES;
+  if (args.includes('--merge') || (args.includes('--record') && !full && !args.includes('--write'))) {
     writeFileSync(out, `${JSON.stringify(mergeResults(readResults(out), results), null, 2)}\n`);
     console.log(`\nmerged into ${out}: these suites and sizes replaced, every other entry kept`);
     return;
   }
-  // A partial run must not replace the full figures unless asked to.
-  if (args.includes('--write') || (sizes === SIZES && suites === SUITES)) {
+  // A plain run leaves the tracked figures alone: they are recorded on purpose, on an idle machine.
+  if (args.includes('--write') || args.includes('--record')) {
     writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
     console.log(`\nwrote ${out}`);
   } else {
-    console.log(`\npartial run: ${out} left as it was (add --write to replace it)`);
+    console.log(`\nnot recorded: ${out} left as it was (add --record to write these figures)`);
   }
 }
 
 const USAGE =
-  'usage: npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1,mixed] [--runs N] [--write | --merge]';
-const FLAGS = new Set(['--sizes', '--suites', '--runs', '--write', '--merge']);
+  'usage: npm run bench -- [--sizes 1,100,1000] [--suites karpenter-shape,us-east-1,mixed] [--runs N] [--record]';
+const FLAGS = new Set(['--sizes', '--suites', '--runs', '--record', '--write', '--merge']);
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
@@ -320,7 +326,12 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     process.exit(unknown === '--help' || unknown === '-h' ? 0 : 2);
   }
   main(args);
-  // The runtime figures join results.json only on a full run (or --write), like the scheduling ones;
+  const record = args.includes('--record') || args.includes('--write');
   // --merge is for scheduling figures alone.
-  if (!args.includes('--merge')) await runRuntimeBenchmarks(args.length === 0 || args.includes('--write'));
+  if (!args.includes('--merge')) {
+    await runRuntimeBenchmarks(record);
+    // Loaded here: the tests that import this module's helpers need no bundler.
+    const { runBundleBenchmark } = await import('./bundles');
+    await runBundleBenchmark(record);
+  }
 }

@@ -4,7 +4,7 @@
 // with suite "runtime".
 //
 //   npm run bench                       (after the scheduling suites)
-//   npx tsx bench/runtime.ts [--write]  (runtime only)
+//   npx tsx bench/runtime.ts [--record] (runtime only; --record writes bench/results.json)
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -208,5 +208,5 @@ export async function runRuntimeBenchmarks(write: boolean): Promise<RuntimeResul
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  await runRuntimeBenchmarks(process.argv.includes('--write'));
+  await runRuntimeBenchmarks(process.argv.includes('--record') || process.argv.includes('--write'));
 }
