@@ -13,9 +13,21 @@ export interface Powertools {
   telemetry: Telemetry;
 }
 
+/**
+ * Metrics whose flush at the end of an invocation says nothing when the run counted nothing. Powertools
+ * logs a warning for every empty flush, and an idle run (a watcher minute with no pending pod, every
+ * metric with dimensions already sent as a single metric) is normal: that warning would be one log
+ * line per function per run in CloudWatch, and 200 lines of noise in the tests.
+ */
+class QuietMetrics extends Metrics {
+  override publishStoredMetrics(): this {
+    return this.hasStoredMetrics() ? super.publishStoredMetrics() : this;
+  }
+}
+
 export function powertools(serviceName: string, cluster = process.env.KARPLESS_CLUSTER_NAME ?? ''): Powertools {
   const logger = new Logger({ serviceName, persistentKeys: { cluster } });
-  const metrics = new Metrics({
+  const metrics = new QuietMetrics({
     namespace: METRICS_NAMESPACE,
     serviceName,
     ...(cluster ? { defaultDimensions: { cluster } } : {}),
