@@ -33,6 +33,7 @@ import { createHandler as provisionHandler } from '../../lambdas/provision/handl
 import { createHandler as watcherHandler } from '../../lambdas/watcher/handler';
 import type { Node, Pod } from '../../shared/apis/core/v1';
 import { DETAIL_TYPE, ENV, EVENT_SOURCE, METRICS_NAMESPACE } from '../../shared/contracts';
+import type { NodeClaimRecord } from '../../shared/nodeclaim/record';
 import { dynamoApi } from '../../shared/providers/dynamo-port';
 import { DynamoStateStore } from '../../shared/providers/dynamostate';
 import { bundledSnapshot } from '../../shared/providers/pricing';
@@ -89,6 +90,8 @@ export interface DemoResult {
   /** Launched against requested vCPU after each step that can launch. */
   capacity: CapacityStep[];
   gc: GcReport | { error: string };
+  /** The NodeClaim records in the state table at the end. */
+  claims: NodeClaimRecord[];
 }
 
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -223,6 +226,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const claims = await records.nodeClaims();
       timeline.add('demo', `NodeClaim records ${when}: ${claims.length}`);
       for (const line of describeClaims(claims)) timeline.add('demo', `  ${line}`);
+      return claims;
     };
     const runtime = (): Runtime => buildRuntime({ env, clients });
     const watcherTools = silentPowertools('karpless-watcher', timeline);
@@ -383,7 +387,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     timeline.add('gc', describeGc(collected));
 
     await measure('end');
-    await showClaims('at the end');
+    const claims = await showClaims('at the end');
     const instances = await describeInstances(clients.ec2);
     const victimState = instances.get(victim.instanceId)?.State?.Name;
     timeline.add(
@@ -401,6 +405,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       stack: deployed,
       capacity: steps,
       gc: collected,
+      claims,
     };
   } finally {
     scheduler.stop();
