@@ -11,6 +11,7 @@ import type { Node, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
 import { KUBE } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
+import type { NodeClaimRecord } from '../nodeclaim/record';
 import {
   addClaim,
   capacityFromCatalog,
@@ -24,7 +25,8 @@ import { type ExistingNode, type PlannedNodeClaim, podKey, solve, type Unschedul
 import { toExistingNodes } from '../workloads/nodes';
 import { budgetDecision, budgetLimit } from './budgets';
 import { type DriftSubject, detectDrift, type NodeClassToday } from './drift';
-import { isExpired } from './expiration';
+import { expiryOf } from './expiration';
+import { HASH_TAG_KEYS } from './hash';
 import type { BudgetDecision, DisruptionCause } from './types';
 
 /** One node of ours: the Node, what EC2 says of its instance, and the pods bound to it. */
@@ -39,6 +41,8 @@ export interface ClusterNode {
     launchTime?: number;
   };
   pods: Pod[];
+  /** Its NodeClaim record: expiration, drift and the drain deadline read what the claim was launched with. */
+  record?: NodeClaimRecord;
 }
 
 export interface DisruptionCandidate {
@@ -132,14 +136,25 @@ export function findCandidates(input: CandidateInput): { candidates: DisruptionC
     if (labels[KUBE.registeredLabel] !== 'true' || labels[KUBE.initializedLabel] !== 'true') continue;
     const pods = entry.pods.filter(input.isEvictable);
     const name = entry.node.metadata.name;
-    if (isExpired(nodePool, entry.instance.launchTime, input.now)) {
-      const expireAfter = nodePool.spec.template.spec.expireAfter ?? '720h';
-      const launched = new Date(entry.instance.launchTime ?? 0).toISOString();
-      candidates.push(candidateOf(entry, pods, 'Expired', `launched ${launched}, expireAfter ${expireAfter}`));
+    const hashTags = launchedHashTags(entry);
+    const expiry = expiryOf({
+      nodePool,
+      ...(entry.record ? { claim: entry.record } : {}),
+      ...(entry.instance.launchTime !== undefined ? { launchTime: entry.instance.launchTime } : {}),
+      ...(hashTags ? { hashTags } : {}),
+    });
+    if (expiry && input.now >= expiry.at) {
+      const since = new Date(expiry.since).toISOString();
+      const detail =
+        expiry.source === 'NodeClaim'
+          ? `NodeClaim created ${since}, expireAfter ${expiry.expireAfter}`
+          : `launched ${since}, expireAfter ${expiry.expireAfter}`;
+      candidates.push(candidateOf(entry, pods, 'Expired', detail));
       continue;
     }
     const subject: DriftSubject = {
       ...entry.instance,
+      ...(hashTags ? { hashTags } : {}),
       nodeLabels: labels,
       ...optional('instanceTypeLabels', input.instanceTypeLabels(entry.instance.nodePool, entry.instance.instanceType)),
     };
@@ -157,6 +172,13 @@ export function findCandidates(input: CandidateInput): { candidates: DisruptionC
   }
   candidates.sort((a, b) => (a.launchTime ?? 0) - (b.launchTime ?? 0) || (a.nodeName < b.nodeName ? -1 : 1));
   return { candidates, excluded };
+}
+
+/** The hash tags the claim launched with: its record's annotations, else the instance's tags. */
+function launchedHashTags(entry: ClusterNode): Record<string, string> | undefined {
+  const annotations = entry.record?.metadata.annotations ?? {};
+  const fromRecord = Object.fromEntries(HASH_TAG_KEYS.flatMap((k) => (annotations[k] ? [[k, annotations[k]]] : [])));
+  return Object.keys(fromRecord).length > 0 ? fromRecord : entry.instance.hashTags;
 }
 
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {

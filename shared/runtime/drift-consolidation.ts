@@ -24,6 +24,7 @@ import { consolidateAfterMs } from '../disruption/emptiness';
 import type { CandidateDecision } from '../disruption/plan';
 import type { PodDisruptionBudget } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
+import { readClaims } from './claims';
 import {
   clusterNodes,
   type DriftDeps,
@@ -70,13 +71,14 @@ function budgetView(pdb: PodDisruptionBudget): DisruptionBudgetView {
 
 /** The cluster as it is now; instance types, DaemonSets and the session are the run's. */
 async function freshSnapshot(deps: DriftDeps, snap: Snapshot) {
-  const [live, nodes, pods, records, drains, pdbs] = await Promise.all([
+  const [live, nodes, pods, records, drains, pdbs, claims] = await Promise.all([
     deps.instances.live(),
     deps.kube.listNodes(),
     deps.kube.listPods(),
     deps.state.disruptionRecords(),
     deps.state.drains(),
     deps.kube.listPodDisruptionBudgets(),
+    readClaims(deps),
   ]);
   const fresh: Snapshot = {
     ...snap,
@@ -85,6 +87,7 @@ async function freshSnapshot(deps: DriftDeps, snap: Snapshot) {
     pods: pods.items,
     records,
     drains: new Set(drains.map((d) => d.nodeName)),
+    claims,
   };
   return { fresh, pdbs: pdbs.items.map(budgetView) };
 }

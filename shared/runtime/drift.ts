@@ -17,16 +17,18 @@ import type { EC2NodeClass, NodePool } from '../apis/v1/types';
 import { AMI_STATE_CHANGE, KUBE, METRIC, REGISTRATION_TTL_MS } from '../contracts';
 import { budgetLimit } from '../disruption/budgets';
 import type { NodeClassToday } from '../disruption/drift';
-import { terminationGracePeriodMs } from '../disruption/expiration';
+import { claimTerminationGracePeriodMs } from '../disruption/expiration';
 import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
 import { type CandidateDecision, type ClusterNode, type DisruptionPlan, planDisruption } from '../disruption/plan';
 import type { KubeClient } from '../kube/types';
 import { nodeClaimName } from '../nodeclaim';
+import type { NodeClaimRecord } from '../nodeclaim/record';
 import { capacityFromCatalog, type NodePoolUsage, nodePoolUsage } from '../nodeclaim/usage';
 import { noticeDaemonSetFromDaemonSet, podFromNoticeDaemonSet } from '../notice';
 import { errorMessage } from '../providers/aws-errors';
 import type { Sleep } from '../providers/clock';
 import type { DisruptionRecord, DisruptionState } from '../providers/state';
+import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
 import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
 import { type ConsolidationOutcome, consolidateAfterDrift } from './drift-consolidation';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
@@ -65,7 +67,7 @@ export interface DriftSession {
   launcher: ClaimLauncher;
 }
 
-export interface DriftDeps extends DrainDeps {
+export interface DriftDeps extends DrainDeps, ClaimRecordsDeps {
   cluster: string;
   nodePools: NodePool[];
   nodeClasses: EC2NodeClass[];
@@ -105,10 +107,12 @@ export interface Snapshot {
   daemonSets: Pod[];
   records: DisruptionRecord[];
   drains: Set<string>;
+  /** NodeClaim records. */
+  claims: NodeClaimRecord[];
 }
 
 export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
-  const [session, types, live, nodes, pods, daemonSets, records, drains] = await Promise.all([
+  const [session, types, live, nodes, pods, daemonSets, records, drains, claims] = await Promise.all([
     deps.session(),
     deps.instanceTypes(),
     deps.instances.live(),
@@ -117,6 +121,7 @@ export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
     deps.kube.listDaemonSets(),
     deps.state.disruptionRecords(),
     deps.state.drains(),
+    readClaims(deps),
   ]);
   return {
     session,
@@ -127,6 +132,7 @@ export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
     daemonSets: daemonSets.items.map((d) => podFromNoticeDaemonSet(noticeDaemonSetFromDaemonSet(d))),
     records,
     drains: new Set(drains.map((d) => d.nodeName)),
+    claims,
   };
 }
 
@@ -139,7 +145,8 @@ export function clusterNodes(snap: Snapshot): { ours: ClusterNode[]; others: { n
   for (const node of snap.nodes) {
     const instance = byId.get(instanceIdFromProviderID(node.spec?.providerID) ?? '');
     const bound = pods.get(node.metadata.name) ?? [];
-    if (instance) ours.push({ node, instance, pods: bound });
+    const record = instance && recordOf(snap.claims, instance);
+    if (instance) ours.push({ node, instance, pods: bound, ...(record ? { record } : {}) });
     else others.push({ node, pods: bound });
   }
   return { ours, others };
@@ -168,6 +175,7 @@ export function disruptingByPool(snap: Snapshot, ours: readonly ClusterNode[]): 
  */
 export function usageOf(snap: Snapshot, disrupting: ReadonlyMap<string, ReadonlySet<string>>): NodePoolUsage {
   return nodePoolUsage({
+    records: snap.claims,
     instances: snap.live,
     nodes: snap.nodes,
     typeCapacity: capacityFromCatalog(snap.types.byNodePool),
@@ -213,10 +221,18 @@ async function taint(deps: DriftDeps, name: string, on: boolean): Promise<void> 
   await deps.kube.patchNode(name, { spec: { taints: next } });
 }
 
-/** Hands the old node to the termination flow: a drain record with its deadline, then the Node deleted. */
-async function handOver(deps: DriftDeps, record: DisruptionRecord): Promise<void> {
+/**
+ * Hands the old node to the termination flow: a drain record with its deadline (the claim's own
+ * terminationGracePeriod), then the Node deleted.
+ */
+async function handOver(
+  deps: DriftDeps,
+  snap: Pick<Snapshot, 'claims' | 'live'>,
+  record: DisruptionRecord,
+): Promise<void> {
   const pool = deps.nodePools.find((p) => p.metadata.name === record.nodePool);
-  const grace = pool ? terminationGracePeriodMs(pool) : undefined;
+  const instance = snap.live.find((i) => i.instanceId === record.instanceId) ?? { instanceId: record.instanceId };
+  const grace = claimTerminationGracePeriodMs(recordOf(snap.claims, instance), pool);
   const now = deps.clock();
   await startDrain(deps, {
     nodeName: record.nodeName,
@@ -262,11 +278,11 @@ async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): P
         report.finished.push(record.nodeName);
         deps.log.info('disruption finished', { node: record.nodeName, reason: record.reason });
       } else if (record.phase === 'replacing' && replacementsRegistered(snap, record)) {
-        await handOver(deps, record);
+        await handOver(deps, snap, record);
         report.draining.push(record.nodeName);
       } else if (record.phase === 'replacing' && deps.clock() - record.startedAt > REPLACEMENT_TIMEOUT_MS) {
         if (record.reason === 'Expired') {
-          await handOver(deps, record);
+          await handOver(deps, snap, record);
           report.draining.push(record.nodeName);
         } else {
           if (node) await taint(deps, node.metadata.name, false);
@@ -300,7 +316,7 @@ function replacementNames(decision: CandidateDecision, startedAt: number): strin
 /** Starts one allowed candidate: slot, record, taint, replacements launched (then drained once registered). */
 export async function startDisruption(
   deps: DriftDeps,
-  snap: Pick<Snapshot, 'nodes' | 'session'>,
+  snap: Pick<Snapshot, 'nodes' | 'session' | 'claims' | 'live'>,
   run: Pick<PlannedRun, 'ours' | 'disrupting'>,
   decision: CandidateDecision,
   report: DriftReport,
@@ -374,7 +390,7 @@ export async function startDisruption(
   });
   // Nothing to wait for: its pods fit elsewhere (or it has none).
   if (names.length === 0) {
-    await handOver(deps, record);
+    await handOver(deps, snap, record);
     report.draining.push(candidate.nodeName);
   }
 }

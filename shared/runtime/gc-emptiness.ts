@@ -17,12 +17,13 @@ import {
   type EmptyDecision,
   findEmptyNodes,
 } from '../disruption/emptiness';
-import { terminationGracePeriodMs } from '../disruption/expiration';
+import { claimTerminationGracePeriodMs } from '../disruption/expiration';
 import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
 import type { BudgetLimit } from '../disruption/types';
 import type { KubeClient } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
 import type { DisruptionRecord, DisruptionState, FullStateStore } from '../providers/state';
+import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
 import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { deletionTimestamp, podsByNode } from './objects';
@@ -33,7 +34,7 @@ export const EMPTY_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** The reasons whose records this pass finishes (drift finishes its own, Underutilized included). */
 const OWN_REASONS = new Set(['Empty']);
 
-export interface EmptinessDeps extends DrainDeps {
+export interface EmptinessDeps extends DrainDeps, ClaimRecordsDeps {
   nodePools: NodePool[];
   instances: DrainDeps['instances'] & Pick<ClaimInstances, 'live'>;
   kube: DrainDeps['kube'] & Pick<KubeClient, 'listPods' | 'patchNode' | 'deleteNode'>;
@@ -121,12 +122,14 @@ async function stamp(deps: EmptinessDeps, nodeName: string, value: string | null
 }
 
 /**
- * Hands a node to the termination flow: its disruption record, a drain record with the NodePool's
- * terminationGracePeriod as deadline, then the Node deleted (the watcher drains it).
+ * Hands a node to the termination flow: its disruption record, a drain record with the claim's
+ * terminationGracePeriod (its record's, else the NodePool's) as deadline, then the Node deleted (the
+ * watcher drains it).
  */
 export async function handToTermination(deps: EmptinessDeps, record: DisruptionRecord): Promise<void> {
   const pool = deps.nodePools.find((p) => p.metadata.name === record.nodePool);
-  const grace = pool ? terminationGracePeriodMs(pool) : undefined;
+  const claim = recordOf(await readClaims(deps), { instanceId: record.instanceId });
+  const grace = claimTerminationGracePeriodMs(claim, pool);
   await deps.state.putDisruption(record);
   await startDrain(deps, {
     nodeName: record.nodeName,

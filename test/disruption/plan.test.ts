@@ -6,6 +6,7 @@ import { launchHashTags } from '../../shared/disruption/hash';
 import { type ClusterNode, type PlanInput, planDisruption } from '../../shared/disruption/plan';
 import { isEvictable } from '../../shared/kube/client';
 import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
+import { type NodeClaimRecord, newNodeClaimRecord } from '../../shared/nodeclaim/record';
 import { instanceType } from '../scheduling/helpers';
 import { pod } from '../support/kube/builders';
 import { testNodePool } from '../support/nodepools';
@@ -174,6 +175,74 @@ describe('planDisruption', () => {
     expect(plan.decisions.map((d) => [d.candidate.nodeName, d.candidate.reason, d.allowed, d.budget.message])).toEqual([
       ['old', 'Expired', true, 'expiration is forceful: budgets do not apply'],
     ]);
+  });
+
+  // Upstream: pkg/controllers/nodeclaim/expiration reads NodeClaim.spec.expireAfter from the claim's
+  // creation; expireAfter is hashed into the NodePool template, so changing it drifts (NodePoolDrift).
+  describe('expiration and drift read the NodeClaim record, not today’s NodePool', () => {
+    const launchedWith = pool([{ nodes: '1' }], { expireAfter: '720h' });
+    const shortened = pool([{ nodes: '1' }], { expireAfter: '1h' });
+    const recordFor = (entry: ClusterNode, p: NodePool, createdHoursAgo: number): NodeClaimRecord =>
+      newNodeClaimRecord({
+        name: `general-${entry.node.metadata.name}`,
+        labels: { 'karpenter.sh/nodepool': 'general' },
+        annotations: launchHashTags(p, nodeClass),
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [],
+          resources: { requests: {} },
+          taints: [],
+          startupTaints: [],
+          expireAfter: p.spec.template.spec.expireAfter ?? '720h',
+          terminationGracePeriod: '10m',
+        },
+        now: NOW - createdHoursAgo * HOUR,
+      });
+
+    it('a shortened expireAfter drifts the older nodes within the budget instead of expiring them all at once', () => {
+      // Prepare: three nodes launched 5 h ago under expireAfter 720h; today the NodePool says 1h.
+      const nodes = ['a', 'b', 'c'].map((n, i) => {
+        const entry = clusterNode(n, 'ami-new', 5 + i, [web(`${n}1`)], launchedWith);
+        return { ...entry, record: recordFor(entry, launchedWith, 5 + i) };
+      });
+      // Act
+      const plan = planDisruption(input(nodes, shortened, ami('ami-new')));
+      // Assess: NodePoolDrift for all, one at a time under the 1-node budget; none expired.
+      expect(plan.decisions.map((d) => [d.candidate.nodeName, d.candidate.reason, d.allowed])).toEqual([
+        ['c', 'Drifted', true],
+        ['b', 'Drifted', false],
+        ['a', 'Drifted', false],
+      ]);
+      expect(plan.decisions[0]?.candidate.detail).toMatch(/^NodePoolDrift: NodePool\/general spec.template changed/);
+    });
+
+    it('drifts a node without a record whose launch-time NodePool hash differs, rather than expiring it', () => {
+      const nodes = [clusterNode('a', 'ami-new', 5, [web('a1')], launchedWith)];
+      const plan = planDisruption(input(nodes, shortened, ami('ami-new')));
+      expect(plan.decisions.map((d) => [d.candidate.reason, d.candidate.detail.split(':')[0]])).toEqual([
+        ['Drifted', 'NodePoolDrift'],
+      ]);
+    });
+
+    it('expires a node at its record’s creation + the expireAfter it was launched with, whatever today says', () => {
+      // Prepare: launched with expireAfter 2h (record created 3 h ago); today's pool says 720h.
+      const short = pool([{ nodes: '0' }], { expireAfter: '2h' });
+      const entry = clusterNode('a', 'ami-new', 3, [web('a1')], short);
+      const today = pool([{ nodes: '0' }], { expireAfter: '720h' });
+      const plan = planDisruption(input([{ ...entry, record: recordFor(entry, short, 3) }], today, ami('ami-new')));
+      expect(plan.decisions.map((d) => [d.candidate.reason, d.allowed, d.candidate.detail])).toEqual([
+        ['Expired', true, `NodeClaim created ${new Date(NOW - 3 * HOUR).toISOString()}, expireAfter 2h`],
+      ]);
+    });
+
+    it('compares the record’s NodePool hash, not the instance tags', () => {
+      // Prepare: tags say the old template, the record (the truth) the current one.
+      const entry = clusterNode('a', 'ami-new', 5, [web('a1')], launchedWith);
+      const plan = planDisruption(
+        input([{ ...entry, record: recordFor(entry, shortened, 0.5) }], shortened, ami('ami-new')),
+      );
+      expect(plan.decisions).toEqual([]);
+    });
   });
 
   it('leaves drifted nodes with a do-not-disrupt pod or annotation alone, and says so', () => {

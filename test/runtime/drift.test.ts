@@ -7,6 +7,7 @@ import type { Budget, EC2NodeClass, NodePool } from '../../shared/apis/v1/types'
 import { KUBE } from '../../shared/contracts';
 import { launchHashTags } from '../../shared/disruption/hash';
 import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
+import { newNodeClaimRecord } from '../../shared/nodeclaim/record';
 import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import { type DriftDeps, parseDriftTrigger, REPLACEMENT_TIMEOUT_MS, runDrift } from '../../shared/runtime/drift';
 import { powertools } from '../../shared/runtime/powertools';
@@ -220,6 +221,39 @@ describe('runDrift', () => {
     expect(later.draining).toEqual(['old']);
     // terminationGracePeriod bounds the drain from the moment it starts.
     expect(await state.getDrain('old')).toMatchObject({ reason: 'Expired', deadline: time.clock() + 3600_000 });
+  });
+
+  it('expires and drains by the NodeClaim record: its expireAfter and terminationGracePeriod, not today’s NodePool', async () => {
+    // Prepare: launched 3 h ago with expireAfter 2h and terminationGracePeriod 10m; today the pool says 720h / 1h.
+    const launchedWith = pool([{ nodes: '0' }], '2h');
+    const today = pool([{ nodes: '0' }], '720h');
+    today.spec.template.spec.terminationGracePeriod = '1h';
+    addNode('old', 'i-0a', 'ami-new', 3, launchedWith, [web('o1', 'old')]);
+    await state.createNodeClaim(
+      newNodeClaimRecord({
+        name: 'default-old',
+        labels: { 'karpenter.sh/nodepool': 'default' },
+        annotations: launchHashTags(launchedWith, nodeClass),
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [],
+          resources: { requests: {} },
+          taints: [],
+          startupTaints: [],
+          expireAfter: '2h',
+          terminationGracePeriod: '10m',
+        },
+        now: START - 3 * 3600_000,
+      }),
+    );
+    // Act
+    const report = await runDrift({ ...deps(today), nodeClaims: state }, { kind: 'schedule' });
+    time.advance(REPLACEMENT_TIMEOUT_MS + 1);
+    const later = await runDrift({ ...deps(today), nodeClaims: state }, { kind: 'schedule' });
+    // Assess
+    expect(report.started.map((s) => [s.node, s.reason])).toEqual([['old', 'Expired']]);
+    expect(later.draining).toEqual(['old']);
+    expect(await state.getDrain('old')).toMatchObject({ reason: 'Expired', deadline: time.clock() + 10 * 60_000 });
   });
 
   it('abandons a drift whose replacement never registers: taint removed, slot given back', async () => {

@@ -74,6 +74,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     instances: runtime.instances,
     kube: await kubeClient(runtime),
     state: runtime.state,
+    nodeClaims: runtime.state,
     isEvictable,
     clock,
     // Consolidation's validation delay (Karpenter's 15 s) is waited out inside the run.
