@@ -2,7 +2,7 @@
 // with pagination, watches, typed errors and the EKS token. Small on purpose (no client library):
 // it is bundled into every Lambda.
 
-import type { Node, Pod, Workload } from '../apis/core/v1';
+import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, Workload } from '../apis/core/v1';
 import { ENV } from '../contracts/index';
 import type { EKSApi } from '../providers/ports';
 import { type RetryPolicy, Transport, type TransportOptions } from './http';
@@ -132,6 +132,18 @@ export class HttpKubeClient implements KubeClient {
 
   listPodDisruptionBudgets(options: ListOptions = {}): Promise<ObjectList<PodDisruptionBudget>> {
     return this.list<PodDisruptionBudget>('/apis/policy/v1/poddisruptionbudgets', options);
+  }
+
+  listPersistentVolumeClaims(options: ListOptions = {}): Promise<ObjectList<PersistentVolumeClaim>> {
+    return this.list<PersistentVolumeClaim>('/api/v1/persistentvolumeclaims', options);
+  }
+
+  listPersistentVolumes(options: ListOptions = {}): Promise<ObjectList<PersistentVolume>> {
+    return this.list<PersistentVolume>('/api/v1/persistentvolumes', options);
+  }
+
+  listStorageClasses(options: ListOptions = {}): Promise<ObjectList<StorageClass>> {
+    return this.list<StorageClass>('/apis/storage.k8s.io/v1/storageclasses', options);
   }
 
   async deleteNode(name: string): Promise<void> {

@@ -2,7 +2,15 @@
 // lifecycle code ask for Pick<KubeClient, …>; shared/kube/client.ts implements it over node:https
 // with an EKS token, and test/support/kube/ holds the fake API server it is tested against.
 
-import type { LabelSelector, Node, Pod, Workload } from '../apis/core/v1';
+import type {
+  LabelSelector,
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+  Workload,
+} from '../apis/core/v1';
 import type { Taint } from '../apis/v1/types';
 
 export interface ListOptions {
@@ -83,6 +91,10 @@ export interface KubeClient {
   deleteNode(name: string): Promise<void>;
   /** Every PodDisruptionBudget of the cluster (consolidation checks them before choosing a node). */
   listPodDisruptionBudgets(options?: ListOptions): Promise<ObjectList<PodDisruptionBudget>>;
+  /** Volume topology (the provision decision): claims, volumes and classes, all namespaces. */
+  listPersistentVolumeClaims(options?: ListOptions): Promise<ObjectList<PersistentVolumeClaim>>;
+  listPersistentVolumes(options?: ListOptions): Promise<ObjectList<PersistentVolume>>;
+  listStorageClasses(options?: ListOptions): Promise<ObjectList<StorageClass>>;
 }
 
 /** A Kubernetes `Status` answer, kept whole so callers can branch on code and reason. */

@@ -2,7 +2,14 @@
 // the state table, our EC2 instances, and virtual time so batching windows and drains need no
 // real waiting. Each records what it was asked to do.
 
-import type { Node, Pod, Workload } from '../../shared/apis/core/v1';
+import type {
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+  Workload,
+} from '../../shared/apis/core/v1';
 import type { CapacityType } from '../../shared/instancetypes/types';
 import {
   type EvictionOutcome,
@@ -124,6 +131,9 @@ export class FakeKube implements KubeClient {
   nodes = new Map<string, Node>();
   daemonSets: Workload[] = [];
   pdbs: PodDisruptionBudget[] = [];
+  persistentVolumeClaims: PersistentVolumeClaim[] = [];
+  persistentVolumes: PersistentVolume[] = [];
+  storageClasses: StorageClass[] = [];
   version = 100;
   readonly calls: { method: string; args: unknown[] }[] = [];
   /** namespace/name → outcomes to answer evictions with (then 'evicted'). */
@@ -251,6 +261,21 @@ export class FakeKube implements KubeClient {
   async listPodDisruptionBudgets(options?: ListOptions): Promise<ObjectList<PodDisruptionBudget>> {
     this.record('listPodDisruptionBudgets', options);
     return { items: structuredClone(this.pdbs), resourceVersion: String(this.version) };
+  }
+
+  async listPersistentVolumeClaims(options?: ListOptions): Promise<ObjectList<PersistentVolumeClaim>> {
+    this.record('listPersistentVolumeClaims', options);
+    return this.list(this.persistentVolumeClaims);
+  }
+
+  async listPersistentVolumes(options?: ListOptions): Promise<ObjectList<PersistentVolume>> {
+    this.record('listPersistentVolumes', options);
+    return this.list(this.persistentVolumes);
+  }
+
+  async listStorageClasses(options?: ListOptions): Promise<ObjectList<StorageClass>> {
+    this.record('listStorageClasses', options);
+    return this.list(this.storageClasses);
   }
 
   async patchNode(name: string, patch: NodePatch): Promise<Node> {
@@ -442,6 +467,13 @@ export function pendingPod(name: string, overrides: Partial<Pod['spec']> = {}, u
       conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }],
     },
   };
+}
+
+/** A FakeKube that holds these pods (and answers at once): the cluster a provision decision reads. */
+export function clusterWith(pods: readonly Pod[]): FakeKube {
+  const kube = new FakeKube(async () => {});
+  for (const pod of pods) kube.putPod(pod);
+  return kube;
 }
 
 export function boundPod(name: string, nodeName: string, extra: Partial<Pod['metadata']> = {}): Pod {

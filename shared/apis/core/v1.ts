@@ -119,8 +119,17 @@ export interface Container {
   restartPolicy?: 'Always';
 }
 
+/** A pod volume; only the kinds that name a PersistentVolumeClaim matter to scheduling. */
+export interface Volume {
+  name: string;
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+  /** A generic ephemeral volume: its PVC is named `<pod>-<volume>` and made by the ephemeral controller. */
+  ephemeral?: { volumeClaimTemplate?: unknown };
+}
+
 export interface PodSpec {
   containers: Container[];
+  volumes?: Volume[];
   initContainers?: Container[];
   overhead?: ResourceList;
   /** Pod-level resources (PodLevelResources, beta in 1.34): when set they replace the containers' sum. */
@@ -181,4 +190,41 @@ export interface NodeCondition {
   message?: string;
   lastHeartbeatTime?: string;
   lastTransitionTime?: string;
+}
+
+/** The fields of a core/v1 PersistentVolumeClaim that volume topology reads. */
+export interface PersistentVolumeClaim {
+  metadata: { name: string; namespace?: string; uid?: string };
+  spec?: {
+    /** Unset or "" means no class: such a claim binds only to a pre-made volume, immediately. */
+    storageClassName?: string | null;
+    /** The PersistentVolume it is bound to. */
+    volumeName?: string;
+  };
+  status?: { phase?: string };
+}
+
+/** The fields of a core/v1 PersistentVolume that volume topology reads. */
+export interface PersistentVolume {
+  metadata: { name: string; uid?: string };
+  spec?: {
+    nodeAffinity?: { required?: { nodeSelectorTerms: NodeSelectorTerm[] } };
+    storageClassName?: string;
+    /** Local and hostPath volumes pin a hostname that a new node will never have. */
+    local?: { path?: string };
+    hostPath?: { path?: string };
+  };
+}
+
+export interface TopologySelectorTerm {
+  matchLabelExpressions?: { key: string; values: string[] }[];
+}
+
+/** The fields of a storage.k8s.io/v1 StorageClass that volume topology reads. */
+export interface StorageClass {
+  metadata: { name: string; annotations?: Record<string, string> };
+  provisioner?: string;
+  /** Defaults to Immediate. */
+  volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer';
+  allowedTopologies?: TopologySelectorTerm[];
 }

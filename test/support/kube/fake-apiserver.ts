@@ -8,7 +8,14 @@ import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Node, Pod, Workload } from '../../../shared/apis/core/v1';
+import type {
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+  Workload,
+} from '../../../shared/apis/core/v1';
 import { evictionRefusal, failure, type PodDisruptionBudget, REASON_BY_CODE, type StatusBody } from './policy';
 import { FakeApiRoutes } from './routes';
 import { Store, type StoredObject } from './store';
@@ -212,6 +219,26 @@ export class FakeApiServer {
     const object = structuredClone(daemonSet) as unknown as StoredObject;
     object.metadata.namespace ??= 'default';
     return this.store.put('daemonsets', object) as unknown as Workload;
+  }
+
+  addPersistentVolumeClaim(claim: PersistentVolumeClaim): PersistentVolumeClaim {
+    const object = structuredClone(claim) as unknown as StoredObject;
+    object.metadata.namespace ??= 'default';
+    return this.store.put('persistentvolumeclaims', object) as unknown as PersistentVolumeClaim;
+  }
+
+  addPersistentVolume(volume: PersistentVolume): PersistentVolume {
+    return this.store.put(
+      'persistentvolumes',
+      structuredClone(volume) as unknown as StoredObject,
+    ) as unknown as PersistentVolume;
+  }
+
+  addStorageClass(storageClass: StorageClass): StorageClass {
+    return this.store.put(
+      'storageclasses',
+      structuredClone(storageClass) as unknown as StoredObject,
+    ) as unknown as StorageClass;
   }
 
   addPodDisruptionBudget(budget: PodDisruptionBudget): void {

@@ -48,16 +48,26 @@ const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const MAX_SNAPSHOTS = 100;
 const DEFAULT_WATCH_TIMEOUT_SECONDS = 1800;
 
-/** /api/v1/[namespaces/NS/]pods[/NAME[/SUB]], /api/v1/nodes[/NAME], /apis/apps/v1/[namespaces/NS/]daemonsets */
+/** Resources without a namespace: a path that puts one in front of them names nothing. */
+const CLUSTER_SCOPED = new Set<Resource>(['nodes', 'persistentvolumes', 'storageclasses']);
+
+/**
+ * /api/v1/[namespaces/NS/](pods|persistentvolumeclaims)[/NAME[/SUB]], /api/v1/(nodes|persistentvolumes)[/NAME],
+ * /apis/apps/v1/[namespaces/NS/]daemonsets, /apis/storage.k8s.io/v1/storageclasses[/NAME]
+ */
 export function parseTarget(pathname: string): Target | undefined {
-  const core = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(pods|nodes)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(pathname);
+  const core =
+    /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(pods|nodes|persistentvolumeclaims|persistentvolumes)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(
+      pathname,
+    );
   const apps = /^\/apis\/apps\/v1\/(?:namespaces\/([^/]+)\/)?(daemonsets)(?:\/([^/]+))?$/.exec(pathname);
-  const match = core ?? apps;
+  const storage = /^\/apis\/storage\.k8s\.io\/v1\/()(storageclasses)(?:\/([^/]+))?$/.exec(pathname);
+  const match = core ?? apps ?? storage;
   if (!match) return undefined;
   const [, namespace, resource, name, subresource] = match;
-  if (resource === 'nodes' && namespace !== undefined) return undefined;
+  if (CLUSTER_SCOPED.has(resource as Resource) && namespace) return undefined;
   const target: Target = { resource: resource as Resource };
-  if (namespace !== undefined) target.namespace = decodeURIComponent(namespace);
+  if (namespace) target.namespace = decodeURIComponent(namespace);
   if (name !== undefined) target.name = decodeURIComponent(name);
   if (subresource !== undefined) target.subresource = subresource;
   return target;
@@ -130,7 +140,7 @@ export class FakeApiRoutes {
       return method === 'POST' ? this.evict(target, body) : methodNotAllowed();
     }
     if (target.subresource !== undefined) return notFoundPath();
-    if (resource !== 'nodes' && target.namespace === undefined) return notFoundPath();
+    if (!CLUSTER_SCOPED.has(resource) && target.namespace === undefined) return notFoundPath();
     const key = target.namespace ? `${target.namespace}/${name}` : name;
     switch (method) {
       case 'GET': {

@@ -26,6 +26,12 @@ export const FIELD_GETTERS: Record<string, Record<string, (o: KubeObject) => str
     'metadata.name': (o) => o.metadata.name,
     'metadata.namespace': (o) => o.metadata.namespace ?? '',
   },
+  persistentvolumeclaims: {
+    'metadata.name': (o) => o.metadata.name,
+    'metadata.namespace': (o) => o.metadata.namespace ?? '',
+  },
+  persistentvolumes: { 'metadata.name': (o) => o.metadata.name },
+  storageclasses: { 'metadata.name': (o) => o.metadata.name },
 };
 
 export class SelectorError extends Error {}

@@ -1,11 +1,17 @@
-// The fake API server's object store: pods, nodes and DaemonSets under one global resourceVersion
+// The fake API server's object store: pods, nodes, DaemonSets and volume objects under one global resourceVersion
 // counter, as etcd keeps them, plus a bounded history of changes so a watch can resume from a
 // recent resourceVersion and gets 410 Expired from one that has been compacted away.
 
 import { randomUUID } from 'node:crypto';
 import type { KubeObject } from './selectors';
 
-export type Resource = 'pods' | 'nodes' | 'daemonsets';
+export type Resource =
+  | 'pods'
+  | 'nodes'
+  | 'daemonsets'
+  | 'persistentvolumeclaims'
+  | 'persistentvolumes'
+  | 'storageclasses';
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface Change {
@@ -35,6 +41,9 @@ const KINDS: Record<Resource, { apiVersion: string; kind: string }> = {
   pods: { apiVersion: 'v1', kind: 'Pod' },
   nodes: { apiVersion: 'v1', kind: 'Node' },
   daemonsets: { apiVersion: 'apps/v1', kind: 'DaemonSet' },
+  persistentvolumeclaims: { apiVersion: 'v1', kind: 'PersistentVolumeClaim' },
+  persistentvolumes: { apiVersion: 'v1', kind: 'PersistentVolume' },
+  storageclasses: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' },
 };
 
 export function kindOf(resource: Resource): { apiVersion: string; kind: string } {
@@ -60,6 +69,9 @@ export class Store {
     pods: new Map(),
     nodes: new Map(),
     daemonsets: new Map(),
+    persistentvolumeclaims: new Map(),
+    persistentvolumes: new Map(),
+    storageclasses: new Map(),
   };
   private history: Change[] = [];
   /** Changes at or below this revision are gone from the history. */
