@@ -19,7 +19,7 @@ import type { InterruptionMessage } from '../shared/interruption/types';
 import { handleInterruption } from '../shared/runtime/interruption';
 import { provision } from '../shared/runtime/provision';
 import { noMetrics, silentLog } from '../shared/runtime/telemetry';
-import { FakeInstances, FakeKube, FakeState, recordingLauncher } from '../test/runtime/fakes';
+import { clusterWith, FakeInstances, FakeKube, FakeState, recordingLauncher } from '../test/runtime/fakes';
 import { makeDiversePods, BENCH_NODE_CLASS as nodeClass } from './pods';
 
 export const PROVISION_SIZES = [100, 1000, 10000];
@@ -63,6 +63,7 @@ async function provisionOnce(pods: Pod[], types: ReturnType<typeof resolveInstan
       nodePools: [nodePool],
       instanceTypes: async () => ({ byNodePool: { [nodePool.metadata.name]: types }, priceSource: 'bundled' }),
       instances,
+      kube: clusterWith(pods),
       state,
       launcher: recordingLauncher(instances),
       events: { nodeClaimsLaunched: async () => {} },

@@ -349,14 +349,22 @@ export class Provisioner extends Construct {
         }
       });
     }
-    for (const f of [this.watcher, this.interruption, this.drift, this.gc]) {
+    const groups: [KarplessFunction, string][] = [
+      [this.watcher, KUBE.rbacGroup],
+      [this.interruption, KUBE.rbacGroup],
+      [this.drift, KUBE.rbacGroup],
+      [this.gc, KUBE.rbacGroup],
+      // The provision function reads the cluster before it decides; a notice can make it read, never write.
+      [this.provision, KUBE.readerRbacGroup],
+    ];
+    for (const [f, group] of groups) {
       const role = f.function.role;
       if (!role) continue;
       new CfnAccessEntry(this, `${f.node.id}Access`, {
         clusterName,
         principalArn: role.roleArn,
         type: 'STANDARD',
-        kubernetesGroups: [KUBE.rbacGroup],
+        kubernetesGroups: [group],
       });
     }
   }

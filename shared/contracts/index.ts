@@ -115,6 +115,8 @@ export const KUBE = {
   doNotDisruptAnnotation: 'karpenter.sh/do-not-disrupt',
   /** The RBAC group the functions' role is mapped to by its EKS access entry. */
   rbacGroup: 'karpless:provisioner',
+  /** The provision function's group: it only reads (pods, nodes, volumes), it never writes. */
+  readerRbacGroup: 'karpless:provision-reader',
 } as const;
 
 /** Nominations live until a claim's node must have registered (Karpenter's registration TTL). */

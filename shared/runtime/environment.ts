@@ -12,6 +12,7 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import { type Configuration, validateConfiguration } from '../apis/configuration';
 import { parseDurationSeconds } from '../apis/duration';
 import { formatProblem } from '../apis/problems';
+import type { EC2NodeClass } from '../apis/v1/types';
 import { DETAIL_TYPE, ENV, requireEnv } from '../contracts';
 import { resolveInstanceTypes } from '../instancetypes/resolve';
 import { kubeClientForCluster } from '../kube/client';
@@ -197,12 +198,17 @@ function nodePoolOf(runtime: Runtime, name: string) {
   return runtime.config.nodePools.find((p) => p.metadata.name === name);
 }
 
-/** Instance types per NodePool with live prices (bundled → Pricing API and spot history, cached). */
-/** With `reservations`, each node class's capacity reservations become reserved offerings. */
+/**
+ * Instance types per NodePool with live prices (bundled → Pricing API and spot history, cached).
+ * With `reservations`, each node class's capacity reservations become reserved offerings; with
+ * `zones`, offerings stay in the zones where the node class resolves a subnet (a claim pinned to a
+ * zone without one could never launch).
+ */
 export function instanceTypeSource(
   runtime: Runtime,
   telemetry: Telemetry,
   reservations?: Pick<CapacityReservationProvider, 'list'>,
+  zones?: (nodeClass: EC2NodeClass) => Promise<readonly string[]>,
 ): () => Promise<ResolvedInstanceTypes> {
   const pricing = new PricingProvider({
     region: runtime.settings.region,
@@ -231,7 +237,7 @@ export function instanceTypeSource(
       if (!nodeClass) continue;
       let resolved = byClass.get(ref);
       if (!resolved) {
-        resolved = resolveInstanceTypes(catalog, nodeClass);
+        resolved = resolveInstanceTypes(catalog, nodeClass, zones ? { zones: await zones(nodeClass) } : {});
         if (reservations) {
           const reserved = await withNodeClassReservations(resolved, nodeClass, reservations);
           if (reserved.error)

@@ -1,11 +1,13 @@
 // The provision decision: one batch of PodsUnschedulable notices (already validated and merged) →
-// NodeClaims launched. Pods nominated to a claim still in flight are not planned again; in-flight
-// claims (our instances whose claim still has a nomination) count as nodes the scheduler can fill;
-// claim names derive from the decision so a redelivered batch re-finds its instances instead of
-// launching twice. Serial per cluster (SQS FIFO, one message group), so no two decisions race.
+// NodeClaims launched. The notice is a trigger, never the authority: the decision reads the cluster
+// (cluster-read.ts) and plans only the named pods the API server still has pending and marked
+// Unschedulable, with their volumes' topology, around everything our live claims already carry
+// (capacity.ts). Pods nominated to a live claim are not planned again; claim names derive from the
+// decision so a redelivered batch re-finds its instances instead of launching twice. Serial per
+// cluster (SQS FIFO, one message group), so no two decisions race. A failed read of the cluster
+// throws before anything launches: the batch comes back whole.
 
 import type { Pod } from '../apis/core/v1';
-import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_ZONE } from '../apis/v1/labels';
 import type { NodePool } from '../apis/v1/types';
 import { METRIC, REGISTRATION_TTL_MS } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
@@ -15,9 +17,12 @@ import { capacityFromCatalog, nodePoolUsage } from '../nodeclaim/usage';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../providers/instance';
-import type { Nomination, StateStore } from '../providers/state';
-import { type ExistingNode, type PlannedNodeClaim, podKey, type SchedulingResult, solve } from '../scheduling';
-import type { ClaimInstance, ClaimInstances } from './instances';
+import type { StateStore } from '../providers/state';
+import { type PlannedNodeClaim, podKey, type SchedulingResult, solve, type UnschedulablePod } from '../scheduling';
+import { volumeTopology, withRequirements } from '../scheduling/volumetopology';
+import { type ClaimCapacity, existingCapacity } from './capacity';
+import { type ClusterReader, type IgnoredPod, pendingInCluster, readCluster, readVolumes } from './cluster-read';
+import type { ClaimInstances } from './instances';
 import { podUid } from './objects';
 import type { Telemetry } from './telemetry';
 
@@ -73,6 +78,8 @@ export interface NodeClaimsLaunchedDetail {
   inFlight: { nodeClaimName: string; pods: string[] }[];
   /** Pods that fit nowhere, or whose claim could not launch, with why. */
   unschedulable: { pod: string; reasons: string[] }[];
+  /** Pods the notices named that the cluster says are not pending (bound, gone, terminating …), with why. */
+  ignored: IgnoredPod[];
 }
 
 export interface ProvisionDeps extends Telemetry {
@@ -80,6 +87,8 @@ export interface ProvisionDeps extends Telemetry {
   nodePools: NodePool[];
   instanceTypes(): Promise<ResolvedInstanceTypes>;
   instances: Pick<ClaimInstances, 'live'>;
+  /** Read access to the API server: pods, nodes, and the volume objects of pods that mount claims. */
+  kube: ClusterReader;
   state: Pick<StateStore, 'nominations' | 'nominate'>;
   launcher: ClaimLauncher;
   events: { nodeClaimsLaunched(detail: NodeClaimsLaunchedDetail): Promise<void> };
@@ -95,7 +104,7 @@ export class RetryableProvisionError extends Error {
 
 export interface ProvisionReport {
   detail: NodeClaimsLaunchedDetail;
-  /** Pods dropped because a claim in flight already holds them. */
+  /** Pending pods dropped because a live claim already holds them. */
   alreadyNominated: number;
   decisionMs: number;
 }
@@ -105,50 +114,11 @@ export function nodeClaimName(nodePool: string, observedAt: string, podUids: rea
   return generatedName(nodePool, `${observedAt}\n${[...podUids].sort().join('\n')}`);
 }
 
-interface InFlightClaim {
-  instance: ClaimInstance;
-  nomination: Nomination;
-  node: ExistingNode;
-}
-
-function inFlightClaims(
-  deps: ProvisionDeps,
-  live: readonly ClaimInstance[],
-  nominations: readonly Nomination[],
-  byNodePool: Record<string, InstanceType[]>,
-  pods: ReadonlyMap<string, Pod>,
-  daemonSets: readonly Pod[],
-): InFlightClaim[] {
-  const byClaim = new Map(nominations.map((n) => [n.nodeClaimName, n]));
-  const out: InFlightClaim[] = [];
-  for (const instance of live) {
-    const nomination = byClaim.get(instance.nodeClaimName);
-    const type = byNodePool[instance.nodePool]?.find((t) => t.name === instance.instanceType);
-    const pool = deps.nodePools.find((p) => p.metadata.name === instance.nodePool);
-    if (!nomination || !type || !pool) continue;
-    out.push({
-      instance,
-      nomination,
-      node: {
-        name: instance.nodeClaimName,
-        labels: {
-          ...pool.spec.template.metadata?.labels,
-          ...type.labels,
-          [LABEL_NODEPOOL]: instance.nodePool,
-          [LABEL_ZONE]: instance.zone,
-          [LABEL_CAPACITY_TYPE]: instance.capacityType,
-          [LABEL_HOSTNAME]: instance.nodeClaimName,
-        },
-        taints: pool.spec.template.spec.taints ?? [],
-        allocatable: type.allocatable,
-        // Its nominated pods still pending in this batch, and the DaemonSets: what it will carry.
-        pods: [...nomination.podUids.flatMap((uid) => pods.get(uid) ?? []), ...daemonSets],
-        inFlight: true,
-      },
-    });
-  }
-  return out;
-}
+/**
+ * How long pods placed on an initialized node stay nominated there: long enough for the kube-scheduler
+ * to bind them, short enough that pods it will not bind there (it knows better) are planned again soon.
+ */
+export const INITIALIZED_NODE_NOMINATION_MS = 60_000;
 
 function priceOf(claim: PlannedNodeClaim, launched: LaunchedInstance): number {
   const type = claim.instanceTypes.find((t) => t.name === launched.instanceType);
@@ -162,51 +132,100 @@ async function inBatches<T>(items: readonly T[], size: number, work: (item: T) =
 
 interface Decision {
   result: SchedulingResult;
-  inFlight: InFlightClaim[];
+  capacity: ClaimCapacity[];
+  ignored: IgnoredPod[];
+  pending: number;
   alreadyNominated: number;
   priceSource: string;
 }
 
+const EMPTY_RESULT: SchedulingResult = { nodeClaims: [], existingNodes: [], unschedulable: [], totalPrice: 0 };
+
+/** Reads the cluster; any failure means the batch comes back, with nothing planned on partial data. */
+async function read<T>(what: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw new RetryableProvisionError(
+      `reading the cluster (${what}) failed, nothing launched: ${errorMessage(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+}
+
 async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decision> {
-  const [types, nominations, live] = await Promise.all([
+  const [types, nominations, live, cluster] = await Promise.all([
     deps.instanceTypes(),
     deps.state.nominations(),
     deps.instances.live(),
+    read('pods and nodes', () => readCluster(deps.kube)),
   ]);
-  const pods = new Map(batch.pods.map((p) => [podUid(p), p]));
-  const inFlight = inFlightClaims(deps, live, nominations, types.byNodePool, pods, batch.daemonSets);
-  const held = new Set(inFlight.flatMap((c) => c.nomination.podUids));
-  const toPlace = batch.pods.filter((p) => !held.has(podUid(p)));
+  const { pods: pending, ignored } = pendingInCluster(batch.pods, cluster.pods);
+  const { claims, held } = existingCapacity({
+    nodePools: deps.nodePools,
+    instanceTypes: types.byNodePool,
+    live,
+    nominations,
+    nodes: cluster.nodes,
+    pods: cluster.pods,
+    daemonSets: batch.daemonSets,
+  });
+  const unheld = pending.filter((p) => !held.has(podUid(p)));
+  const volumes = await read('volumes', () => readVolumes(deps.kube, unheld));
+  const toPlace: Pod[] = [];
+  const unplaceable: UnschedulablePod[] = [];
+  for (const pod of unheld) {
+    const topology = volumes ? volumeTopology(pod, volumes) : { requirements: [] };
+    if ('unschedulable' in topology) unplaceable.push({ pod, reasons: [topology.unschedulable] });
+    else toPlace.push(withRequirements(pod, topology.requirements));
+  }
   // The packer prices every claim as if a reservation held as many instances as wanted; settling
   // gives the claims past its count the offering their launch will really get.
-  const result =
+  const solved =
     toPlace.length === 0
-      ? { nodeClaims: [], existingNodes: [], unschedulable: [], totalPrice: 0 }
+      ? EMPTY_RESULT
       : settleReservations(
           solve({
             pods: toPlace,
             nodePools: deps.nodePools,
             instanceTypes: types.byNodePool,
             daemonSets: batch.daemonSets,
-            existingNodes: inFlight.map((c) => c.node),
+            existingNodes: claims.map((c) => c.node),
             // Every claim of a pool counts against its limits, not only the ones this batch fills.
             nodePoolUsage: nodePoolUsage({ instances: live, typeCapacity: capacityFromCatalog(types.byNodePool) }),
           }),
         ).result;
-  return { result, inFlight, alreadyNominated: batch.pods.length - toPlace.length, priceSource: types.priceSource };
+  return {
+    result: { ...solved, unschedulable: [...unplaceable, ...solved.unschedulable] },
+    capacity: claims,
+    ignored,
+    pending: pending.length,
+    alreadyNominated: pending.length - unheld.length,
+    priceSource: types.priceSource,
+  };
 }
 
 /** Plans and launches for one batch; throws RetryableProvisionError when the batch should come back. */
 export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Promise<ProvisionReport> {
   const started = deps.clock();
-  const { result, inFlight, alreadyNominated, priceSource } = await decide(deps, batch);
+  const { result, capacity, ignored, pending, alreadyNominated, priceSource } = await decide(deps, batch);
   const decisionMs = deps.clock() - started;
   deps.metrics.record(METRIC.decisionLatency, 'Milliseconds', decisionMs);
-  deps.metrics.record(METRIC.podsPerDecision, 'Count', batch.pods.length);
+  deps.metrics.record(METRIC.podsPerDecision, 'Count', pending);
+  if (ignored.length > 0) {
+    // One line for the whole notice: a stale or forged notice is visible, and says which pods and why.
+    deps.log.warn(pending === 0 ? 'notice launches nothing: none of its pods is pending' : 'notice pods not planned', {
+      count: ignored.length,
+      pods: ignored.slice(0, 100).map((i) => `${i.pod}: ${i.reason}`),
+    });
+  }
   deps.log.info('provision decision', {
     pods: batch.pods.length,
+    pending,
     alreadyNominated,
-    inFlightClaims: inFlight.length,
+    existingClaims: capacity.length,
     nodeClaims: result.nodeClaims.length,
     unschedulable: result.unschedulable.length,
     priceSource,
@@ -216,7 +235,8 @@ export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Pro
   for (const { pod, reasons } of result.unschedulable.slice(0, 20)) {
     deps.log.warn('pod fits nowhere', { pod: podKey(pod), reasons });
   }
-  const expiresAt = deps.clock() + REGISTRATION_TTL_MS;
+  const now = deps.clock();
+  const expiresAt = now + REGISTRATION_TTL_MS;
   const detail: NodeClaimsLaunchedDetail = {
     cluster: deps.cluster,
     decidedAt: new Date(started).toISOString(),
@@ -225,15 +245,22 @@ export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Pro
     nodeClaims: [],
     inFlight: [],
     unschedulable: result.unschedulable.map((u) => ({ pod: podKey(u.pod), reasons: u.reasons })),
+    ignored,
   };
 
-  // Pods the scheduler put on in-flight claims join those claims' nominations.
+  // Pods the scheduler put on live claims join those claims' nominations, so the next decision
+  // counts them there until they bind.
   for (const placed of result.existingNodes) {
-    const claim = inFlight.find((c) => c.node.name === placed.name);
+    const claim = capacity.find((c) => c.node.name === placed.name);
     if (!claim) continue;
-    const uids = [...claim.nomination.podUids, ...placed.pods.map(podUid)];
-    await deps.state.nominate({ ...claim.nomination, podUids: uids, expiresAt });
-    detail.inFlight.push({ nodeClaimName: placed.name, pods: placed.pods.map(podKey) });
+    const uids = [...(claim.nomination?.podUids ?? []), ...placed.pods.map(podUid)];
+    await deps.state.nominate({
+      nodeClaimName: claim.nodeClaimName,
+      nodePool: claim.nodePool,
+      podUids: uids,
+      expiresAt: claim.nomination?.expiresAt ?? (claim.initialized ? now + INITIALIZED_NODE_NOMINATION_MS : expiresAt),
+    });
+    detail.inFlight.push({ nodeClaimName: claim.nodeClaimName, pods: placed.pods.map(podKey) });
   }
 
   const retryable: string[] = [];

@@ -348,7 +348,7 @@ describe('Provisioner: IAM', () => {
 describe('Provisioner: EKS access entries', () => {
   it('maps the node role as EC2_LINUX and the Kubernetes-facing functions to the karpless RBAC group', () => {
     const template = exampleTemplate();
-    template.resourceCountIs('AWS::EKS::AccessEntry', 5);
+    template.resourceCountIs('AWS::EKS::AccessEntry', 6);
     template.hasResourceProperties('AWS::EKS::AccessEntry', {
       ClusterName: 'demo',
       Type: 'EC2_LINUX',
@@ -359,6 +359,14 @@ describe('Provisioner: EKS access entries', () => {
       { Type: 'STANDARD', KubernetesGroups: [KUBE.rbacGroup] },
       4,
     );
+  });
+
+  it('maps the provision function to the read-only group only', () => {
+    const template = exampleTemplate();
+    const entries = template.findResources('AWS::EKS::AccessEntry', {
+      Properties: { PrincipalArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ProvisionerProvision'), 'Arn'] } },
+    });
+    expect(Object.values(entries).map((e) => e.Properties.KubernetesGroups)).toEqual([[KUBE.readerRbacGroup]]);
   });
 
   it('adds EC2_WINDOWS when a Windows node class exists', () => {

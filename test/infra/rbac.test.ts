@@ -10,13 +10,14 @@ interface Rule {
 }
 
 const docs = parseAllDocuments(readFileSync('infra/kubernetes/rbac.yaml', 'utf8')).map((d) => d.toJS());
-const role = docs.find((d) => d.kind === 'ClusterRole') as { rules: Rule[] };
-const binding = docs.find((d) => d.kind === 'ClusterRoleBinding');
+const named = (kind: string, name: string) => docs.find((d) => d.kind === kind && d.metadata.name === name);
+const role = named('ClusterRole', 'karpless-provisioner') as { rules: Rule[] };
+const binding = named('ClusterRoleBinding', 'karpless-provisioner');
+const reader = named('ClusterRole', 'karpless-provision-reader') as { rules: Rule[] };
+const readerBinding = named('ClusterRoleBinding', 'karpless-provision-reader');
 
-function allowed(group: string, resource: string, verb: string): boolean {
-  return role.rules.some(
-    (r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb),
-  );
+function allowed(group: string, resource: string, verb: string, of = role): boolean {
+  return of.rules.some((r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb));
 }
 
 describe('infra/kubernetes/rbac.yaml', () => {
@@ -49,5 +50,31 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['policy', 'poddisruptionbudgets', 'delete'],
   ])('does not allow %s/%s %s', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(false);
+  });
+});
+
+describe('infra/kubernetes/rbac.yaml: the provision function', () => {
+  it('binds the read-only role to the group its access entry maps it to', () => {
+    expect(readerBinding.subjects).toEqual([
+      { apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: KUBE.readerRbacGroup },
+    ]);
+    expect(readerBinding.roleRef.name).toBe('karpless-provision-reader');
+  });
+
+  it.each([
+    ['', 'pods', 'list'],
+    ['', 'nodes', 'list'],
+    ['', 'persistentvolumeclaims', 'list'],
+    ['', 'persistentvolumes', 'list'],
+    ['storage.k8s.io', 'storageclasses', 'list'],
+  ])('allows %s/%s %s, a read of the provision decision', (group, resource, verb) => {
+    expect(allowed(group, resource, verb, reader)).toBe(true);
+  });
+
+  it('allows nothing but those lists', () => {
+    const verbs = new Set(reader.rules.flatMap((r) => r.verbs));
+    expect([...verbs]).toEqual(['list']);
+    const resources = reader.rules.flatMap((r) => r.resources).sort();
+    expect(resources).toEqual(['nodes', 'persistentvolumeclaims', 'persistentvolumes', 'pods', 'storageclasses']);
   });
 });

@@ -14,7 +14,16 @@ import { type Powertools, powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import { mutate, mutationArb, randomInput } from '../helpers/mutate';
 import { nodePool, standardTypes } from '../scheduling/helpers';
-import { FakeInstances, FakeKube, FakeState, pendingPod, RecordingRetryQueue, recordingLauncher, START } from './fakes';
+import {
+  clusterWith,
+  FakeInstances,
+  FakeKube,
+  FakeState,
+  pendingPod,
+  RecordingRetryQueue,
+  recordingLauncher,
+  START,
+} from './fakes';
 
 let tools: Powertools;
 
@@ -101,6 +110,7 @@ function provision(events: NodeClaimsLaunchedDetail[]) {
       nodePools: [nodePool('default')],
       instanceTypes: async () => ({ byNodePool: { default: standardTypes() }, priceSource: 'bundled' }),
       instances,
+      kube: clusterWith(['a', 'x', 'y'].map((n) => pendingPod(n))),
       state: new FakeState(() => START),
       launcher: recordingLauncher(instances),
       events: { nodeClaimsLaunched: async (d) => void events.push(d) },

@@ -15,6 +15,7 @@ import { PROVISION_RETRY, retryDelaySeconds } from '../../shared/runtime/provisi
 import { nodePool, standardTypes } from '../scheduling/helpers';
 import {
   boundPod,
+  clusterWith,
   FakeInstances,
   FakeKube,
   FakeState,
@@ -148,6 +149,7 @@ describe('provision handler', () => {
         nodePools: [nodePool('default')],
         instanceTypes: async () => ({ byNodePool: { default: standardTypes() }, priceSource: 'bundled' }),
         instances,
+        kube: clusterWith(['a', 'b', 'c', 'd'].map((n) => pendingPod(n))),
         state,
         launcher: recordingLauncher(instances, { fail }),
         events: { nodeClaimsLaunched: async (d) => void events.push(d) },

@@ -1,8 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/apis/core/v1';
 import { METRIC } from '../../shared/contracts';
+import { KubeApiError, KubeTransportError } from '../../shared/kube/types';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../../shared/providers/instance';
 import {
+  INITIALIZED_NODE_NOMINATION_MS,
   type NodeClaimsLaunchedDetail,
   type NodeClaimToLaunch,
   nodeClaimName,
@@ -13,11 +15,12 @@ import {
 } from '../../shared/runtime/provision';
 import { awsError } from '../providers/fakes';
 import { instanceType, nodePool, standardTypes } from '../scheduling/helpers';
-import { FakeInstances, FakeState, pendingPod, RecordingLog, RecordingMetrics, START } from './fakes';
+import { FakeInstances, FakeKube, FakeState, pendingPod, RecordingLog, RecordingMetrics, START } from './fakes';
 
 let now: number;
 let state: FakeState;
 let instances: FakeInstances;
+let kube: FakeKube;
 let launches: NodeClaimToLaunch[];
 let events: NodeClaimsLaunchedDetail[];
 let log: RecordingLog;
@@ -50,6 +53,7 @@ function deps(overrides: Partial<ProvisionDeps> = {}): ProvisionDeps {
     nodePools: [nodePool('default')],
     instanceTypes: async () => ({ byNodePool: { default: standardTypes() }, priceSource: 'bundled' }),
     instances,
+    kube,
     state,
     launcher: { launch },
     events: {
@@ -72,7 +76,9 @@ function pods(count: number, prefix = 'p', cpu = '500m'): Pod[] {
   );
 }
 
+/** A notice for these pods; the pods are also put in the cluster (pending) unless it has them already. */
 function batch(list: Pod[], observedAt = '2026-01-01T00:00:00.000Z'): ProvisionBatch {
+  for (const pod of list) if (!kube.pods.has(`default/${pod.metadata.name}`)) kube.putPod(pod);
   return { pods: list, daemonSets: [], observedAt };
 }
 
@@ -80,6 +86,7 @@ beforeEach(() => {
   now = START;
   state = new FakeState(() => now);
   instances = new FakeInstances();
+  kube = new FakeKube(async () => {});
   launches = [];
   events = [];
   log = new RecordingLog();
@@ -255,5 +262,231 @@ describe('provision', () => {
 
     await provision(deps(), batch(many));
     expect(instances.instances.size).toBe(launched + 1);
+  });
+});
+
+describe('provision reads the cluster', () => {
+  it('launches nothing for a notice of bound, deleted, nonexistent, terminating or not-Unschedulable pods, and says why', async () => {
+    const named = [
+      ...pods(1, 'bound'),
+      ...pods(1, 'gone'),
+      ...pods(1, 'never'),
+      ...pods(1, 'ending'),
+      ...pods(1, 'fresh'),
+      ...pods(1, 'recreated'),
+    ];
+    kube.putPod({ ...structuredClone(named[0]!), spec: { ...named[0]!.spec, nodeName: 'ip-10-0-0-1' } });
+    kube.putPod(named[3]!);
+    kube.pods.get('default/ending0')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    kube.putPod({ ...structuredClone(named[4]!), status: { phase: 'Pending' } });
+    kube.putPod({ ...structuredClone(named[5]!), metadata: { ...named[5]!.metadata, uid: 'another-uid' } });
+    kube.putPod(named[1]!);
+    kube.removePod('default', 'gone0');
+
+    const report = await provision(deps(), { pods: named, daemonSets: [], observedAt: '2026-01-01T00:00:00.000Z' });
+
+    expect(launches).toEqual([]);
+    expect(state.nominationsByClaim.size).toBe(0);
+    const reasons = Object.fromEntries(report.detail.ignored.map((i) => [i.pod, i.reason]));
+    expect(reasons).toEqual({
+      'default/bound0': 'bound to node ip-10-0-0-1',
+      'default/gone0': 'does not exist',
+      'default/never0': 'does not exist',
+      'default/ending0': 'terminating',
+      'default/fresh0': expect.stringContaining('not marked Unschedulable'),
+      'default/recreated0': expect.stringContaining('now is another-uid'),
+    });
+    expect(events[0]?.ignored).toEqual(report.detail.ignored);
+    const line = log.lines.filter((l) => l.message.startsWith('notice launches nothing'));
+    expect(line).toHaveLength(1);
+    expect(line[0]?.fields?.pods).toContain('default/bound0: bound to node ip-10-0-0-1');
+  });
+
+  it('plans the API server’s object of a pod, not the notice’s copy', async () => {
+    const [notice] = pods(1, 'big', '100m');
+    kube.putPod({
+      ...structuredClone(notice!),
+      spec: { containers: [{ name: 'app', resources: { requests: { cpu: '7', memory: '1Gi' } } }] },
+    });
+    await provision(deps(), batch([notice!]));
+    expect(launches).toHaveLength(1);
+    expect(launches[0]?.claim.requests.cpu).toBeGreaterThanOrEqual(7000);
+  });
+
+  it('retries the batch and launches nothing when the API server times out while the decision reads it', async () => {
+    const list = pods(3);
+    const b = batch(list);
+    kube.failNext.set(
+      'listPods',
+      new KubeTransportError('GET https://api/api/v1/pods', 'request', 'timed out after 30000 ms'),
+    );
+    await expect(provision(deps(), b)).rejects.toBeInstanceOf(RetryableProvisionError);
+    expect(launches).toEqual([]);
+    expect(events).toEqual([]);
+
+    await provision(deps(), b);
+    expect(launches.length).toBeGreaterThan(0);
+  });
+
+  it('retries when the volume objects cannot be read, with nothing launched', async () => {
+    const [withClaim] = pods(1, 'db');
+    withClaim!.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }];
+    kube.failNext.set(
+      'listPersistentVolumes',
+      new KubeApiError('GET /api/v1/persistentvolumes', 503, 'ServiceUnavailable', 'etcd'),
+    );
+    await expect(provision(deps(), batch([withClaim!, ...pods(2)]))).rejects.toBeInstanceOf(RetryableProvisionError);
+    expect(launches).toEqual([]);
+  });
+
+  it('does not overfill the first decision’s claims with a burst split over two decisions', async () => {
+    const types = [instanceType('c6a.xlarge', { cpu: 4, memoryGiB: 8 })];
+    const d = deps({ instanceTypes: async () => ({ byNodePool: { default: types }, priceSource: 'bundled' }) });
+    await provision(d, batch(pods(12, 'first', '1')));
+    // The first burst is still pending (its nodes have not joined); the second notice names only the rest.
+    await provision(d, batch(pods(12, 'second', '1'), '2026-01-01T00:00:05.000Z'));
+
+    const allocatable = types[0]!.allocatable.cpu ?? 0;
+    expect(state.nominationsByClaim.size).toBe(instances.instances.size);
+    for (const nomination of state.nominationsByClaim.values()) {
+      expect(nomination.podUids.length * 1000).toBeLessThanOrEqual(allocatable);
+    }
+    const nominated = [...state.nominationsByClaim.values()].flatMap((n) => n.podUids);
+    expect(new Set(nominated).size).toBe(24);
+  });
+
+  it('reuses an uninitialized node of ours with a startup taint and room: no second launch', async () => {
+    const startup = { key: 'example.com/agent-not-ready', effect: 'NoSchedule' as const };
+    const pool = nodePool('default', { startupTaints: [startup] });
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-x2b4k', instanceType: 'm5.xlarge', zone: 'zone-a' });
+    kube.putNode({
+      metadata: {
+        name: 'ip-10-0-1-1',
+        labels: {
+          'karpenter.sh/nodepool': 'default',
+          'karpenter.sh/registered': 'true',
+          'kubernetes.io/hostname': 'ip-10-0-1-1',
+          'topology.kubernetes.io/zone': 'zone-a',
+        },
+      },
+      spec: {
+        providerID: 'aws:///zone-a/i-0abc',
+        taints: [startup, { key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }],
+      },
+      status: { allocatable: { cpu: '3920m', memory: '14Gi', pods: '58' } },
+    });
+    const report = await provision(deps({ nodePools: [pool] }), batch(pods(2, 'p', '1')));
+
+    expect(launches).toEqual([]);
+    expect(report.detail.inFlight).toEqual([{ nodeClaimName: 'default-x2b4k', pods: ['default/p0', 'default/p1'] }]);
+    expect(state.nominationsByClaim.get('default-x2b4k')?.podUids.sort()).toEqual(['uid-p0', 'uid-p1']);
+  });
+
+  it('launches beside an initialized node whose taint the pods do not tolerate', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-x2b4k', instanceType: 'm5.xlarge', zone: 'zone-a' });
+    kube.putNode({
+      metadata: {
+        name: 'ip-10-0-1-1',
+        labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' },
+      },
+      spec: {
+        providerID: 'aws:///zone-a/i-0abc',
+        taints: [{ key: 'node.kubernetes.io/not-ready', effect: 'NoSchedule' }],
+      },
+      status: { allocatable: { cpu: '3920m', memory: '14Gi', pods: '58' } },
+    });
+    await provision(deps(), batch(pods(2, 'p', '1')));
+    expect(launches).toHaveLength(1);
+  });
+
+  it('counts what is bound on our node: a full node gets no more pods', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-x2b4k', instanceType: 'm5.xlarge', zone: 'zone-a' });
+    kube.putNode({
+      metadata: {
+        name: 'ip-10-0-1-1',
+        labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.sh/initialized': 'true' },
+      },
+      spec: { providerID: 'aws:///zone-a/i-0abc' },
+      status: { allocatable: { cpu: '3920m', memory: '14Gi', pods: '58' } },
+    });
+    for (const running of pods(2, 'running', '1')) {
+      kube.putPod({ ...running, spec: { ...running.spec, nodeName: 'ip-10-0-1-1' }, status: { phase: 'Running' } });
+    }
+    const report = await provision(deps(), batch(pods(2, 'p', '1')));
+    expect(report.detail.inFlight).toEqual([{ nodeClaimName: 'default-x2b4k', pods: ['default/p0'] }]);
+    expect(launches).toHaveLength(1);
+    expect(state.nominationsByClaim.get('default-x2b4k')?.expiresAt).toBe(START + INITIALIZED_NODE_NOMINATION_MS);
+  });
+});
+
+describe('provision: volume topology', () => {
+  function withClaim(name: string, claimName: string): Pod {
+    const [pod] = pods(1, name);
+    pod!.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName } }];
+    return pod!;
+  }
+
+  it('plans a pod whose claim is bound to a volume in zone b only in zone b', async () => {
+    kube.persistentVolumeClaims.push({
+      metadata: { name: 'data', namespace: 'default' },
+      spec: { storageClassName: 'gp3', volumeName: 'pv-1' },
+    });
+    kube.persistentVolumes.push({
+      metadata: { name: 'pv-1' },
+      spec: {
+        nodeAffinity: {
+          required: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: 'topology.ebs.csi.aws.com/zone', operator: 'In', values: ['zone-b'] }] },
+            ],
+          },
+        },
+      },
+    });
+    await provision(deps(), batch([withClaim('db', 'data')]));
+    expect(launches).toHaveLength(1);
+    const zones = launches[0]!.claim.instanceTypes.flatMap((t) => t.offerings.map((o) => o.zone));
+    expect(launches[0]!.claim.offering.zone).toBe('zone-b');
+    expect(launches[0]!.claim.requirements).toContainEqual(
+      expect.objectContaining({ key: 'topology.kubernetes.io/zone', values: ['zone-b'] }),
+    );
+    expect(zones).toContain('zone-b');
+  });
+
+  it('takes the first allowed topology of a WaitForFirstConsumer class for an unbound claim', async () => {
+    kube.persistentVolumeClaims.push({
+      metadata: { name: 'data', namespace: 'default' },
+      spec: { storageClassName: 'zonal' },
+    });
+    kube.storageClasses.push({
+      metadata: { name: 'zonal' },
+      volumeBindingMode: 'WaitForFirstConsumer',
+      allowedTopologies: [{ matchLabelExpressions: [{ key: 'topology.kubernetes.io/zone', values: ['zone-c'] }] }],
+    });
+    await provision(deps(), batch([withClaim('db', 'data')]));
+    expect(launches[0]?.claim.offering.zone).toBe('zone-c');
+  });
+
+  it('reports a pod with a missing claim, or an unbound one bound Immediately, as unschedulable with the reason', async () => {
+    kube.persistentVolumeClaims.push({
+      metadata: { name: 'now', namespace: 'default' },
+      spec: { storageClassName: 'gp2' },
+    });
+    kube.storageClasses.push({ metadata: { name: 'gp2' }, volumeBindingMode: 'Immediate' });
+    const report = await provision(
+      deps(),
+      batch([withClaim('a', 'missing'), withClaim('b', 'now'), ...pods(1, 'plain')]),
+    );
+
+    expect(launches.flatMap((l) => l.claim.pods.map((p) => p.metadata.name))).toEqual(['plain0']);
+    const reasons = Object.fromEntries(report.detail.unschedulable.map((u) => [u.pod, u.reasons]));
+    expect(reasons['default/a0']).toEqual(['persistentvolumeclaim default/missing (volume data) does not exist']);
+    expect(reasons['default/b0']?.[0]).toMatch(/default\/now is not bound and binds Immediately \(storageclass gp2\)/);
+  });
+
+  it('reads no volume objects when no pod mounts a claim', async () => {
+    await provision(deps(), batch(pods(2)));
+    expect(kube.callsTo('listPersistentVolumeClaims')).toEqual([]);
+    expect(kube.callsTo('listStorageClasses')).toEqual([]);
   });
 });

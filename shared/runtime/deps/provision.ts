@@ -1,30 +1,36 @@
 // What the provision function needs beyond the common runtime: the launch path (./launch-path:
 // subnets, security groups, instance profiles, launch templates, CreateFleet) with AMIs re-read every
-// PROVISION_ALIAS_TTL_MS, and live instance types. The launch path, shared with the drift function,
+// PROVISION_ALIAS_TTL_MS, live instance types offered only in the zones of each node class's subnets,
+// and a Kubernetes client to read the cluster (the watcher's, over the read-only RBAC group). The launch path, shared with the drift function,
 // is what pulls the userData renderers and the SSM and IAM clients into these two bundles only.
 
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { EC2NodeClass } from '../../apis/v1/types';
 import { DETAIL_TYPE, ENV, requireEnv } from '../../contracts';
 import { AMIProvider, PROVISION_ALIAS_TTL_MS } from '../../providers/ami';
 import type { Cluster } from '../../providers/cluster';
 import { SqsRetryQueue, sqsApi } from '../../providers/retryqueue';
-import { clientConfig, instanceTypeSource, type Runtime } from '../environment';
+import { clientConfig, instanceTypeSource, kubeClient, type Runtime } from '../environment';
 import { AwsClaimLauncher } from '../launcher';
 import type { ProvisionDeps } from '../provision';
 import type { RetryQueuePort } from '../provision-retry';
 import type { Telemetry } from '../telemetry';
 import { launchPath } from './launch-path';
 
-export function provisionDeps(runtime: Runtime, telemetry: Telemetry): ProvisionDeps {
+export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Promise<ProvisionDeps> {
   const { settings, clock } = runtime;
   const { ec2, ssm, clusterProvider, reservations, resolver, instanceLauncher } = launchPath(runtime);
+  const subnetZones = async (nodeClass: EC2NodeClass) => [
+    ...new Set((await resolver.subnets.list(nodeClass.spec.subnetSelectorTerms)).map((s) => s.zone)),
+  ];
   let cluster: Promise<Cluster> | undefined;
   return {
     ...telemetry,
     cluster: settings.cluster,
     nodePools: runtime.config.nodePools,
-    instanceTypes: instanceTypeSource(runtime, telemetry, reservations),
+    instanceTypes: instanceTypeSource(runtime, telemetry, reservations, subnetZones),
     instances: runtime.instances,
+    kube: await kubeClient(runtime),
     state: runtime.state,
     launcher: new AwsClaimLauncher({
       nodeClasses: runtime.config.nodeClasses,
