@@ -179,6 +179,7 @@ export class PodTerms {
       hostAffinity: own.find((o) => o.kind === 'affinity' && o.group.host),
       staticFits: [],
       domains: new Map(),
+      skewDomains: new Map(),
       cursors: new Map(),
       refused: new Map(),
       targetReqs: new Map(),

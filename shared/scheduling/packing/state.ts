@@ -159,6 +159,8 @@ export interface Variant {
   hostAffinity: OwnTerm | undefined;
   staticFits: (StaticFit | undefined)[];
   domains: Map<string, string[]>;
+  /** Per spread term, the domains its skew is taken over (TopologyTargets.skewDomains). */
+  skewDomains: Map<OwnTerm, string[]>;
   cursors: Map<string, { e: number; c: number }>;
   /** Karpenter order: claims that refused the variant under these targets (refusals are permanent). */
   refused: Map<string, Set<ClaimState>>;

@@ -62,6 +62,15 @@ export class TopologyTargets {
    * domain the pod cannot reach still holds the minimum down (kube-scheduler would leave it out).
    */
   skewDomains(v: Variant, o: OwnTerm): string[] {
+    let d = v.skewDomains.get(o);
+    if (!d) {
+      d = this.computeSkewDomains(v, o);
+      v.skewDomains.set(o, d);
+    }
+    return d;
+  }
+
+  private computeSkewDomains(v: Variant, o: OwnTerm): string[] {
     const key = o.group.key;
     const honorTaints = o.honorTaints === true;
     const honorAffinity = o.ignoreAffinity !== true;
