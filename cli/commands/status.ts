@@ -16,9 +16,11 @@ import { PlacementGroupProvider } from '../../shared/providers/placementgroup';
 import { awsApis } from '../../shared/providers/ports';
 import { SecurityGroupProvider } from '../../shared/providers/securitygroup';
 import { SubnetProvider } from '../../shared/providers/subnet';
-import { type Command, flagValue, flagValues, parseArgs, UsageError } from '../command';
+import { type Command, flagValue, flagValues, type IO, parseArgs, UsageError } from '../command';
+import { formatClaims, formatNodePoolLimits, readClaimRecords } from './status-claims';
 
-const USAGE = `Usage: karpless status --manifests FILE|DIR... [--region R] [--endpoint-url URL] [--cluster-name N] [--timeout D] [-o wide|json]
+const USAGE = `Usage: karpless status --manifests FILE|DIR... [--region R] [--endpoint-url URL] [--cluster-name N] [--timeout D] [--state-table T] [-o wide|json]
+       karpless status claims --state-table T [--region R] [--endpoint-url URL] [-o json]
 
 Resolves every EC2NodeClass (subnets, security groups, AMIs, instance profile) against AWS and prints
 NAME READY AGE ROLE like 'kubectl get ec2nodeclasses'. -o wide adds each condition with its reason and
@@ -31,6 +33,10 @@ message; -o json prints the node classes with their status.
                    instance profile name (without it, alias AMIs and role profiles show Unknown)
   --timeout        how long one AWS request may take, e.g. 500ms, 10s, 1m (default 10s); each call
                    is tried up to 3 times, and the first endpoint that does not answer stops the command
+  --state-table    karpless's DynamoDB state table: also print, per NodePool with limits, what its
+                   NodeClaims use against them (NODEPOOL USED/LIMIT EXHAUSTED)
+  claims           list the NodeClaim records of --state-table like 'kubectl get nodeclaims':
+                   NAME TYPE CAPACITY ZONE NODE READY AGE (-o json: the records)
   -o wide|json     wide: every condition (SubnetsReady, SecurityGroupsReady, AMIsReady,
                    InstanceProfileReady, Ready, ...) with its reason and message; json: the node
                    classes with their status, as the API server would hold them
@@ -150,8 +156,18 @@ export const statusCommand: Command = {
   usage: USAGE,
   async run(args, io) {
     const parsed = parseArgs(args, {
-      values: ['--manifests', '--region', '--endpoint-url', '--cluster-name', '-o', '--timeout'],
+      values: ['--manifests', '--region', '--endpoint-url', '--cluster-name', '-o', '--timeout', '--state-table'],
     });
+    const stateTable = flagValue(parsed, '--state-table');
+    if (parsed.positional[0] === 'claims' && parsed.positional.length === 1) {
+      return statusClaims(
+        io,
+        stateTable,
+        flagValue(parsed, '-o'),
+        flagValue(parsed, '--endpoint-url'),
+        flagValue(parsed, '--region'),
+      );
+    }
     if (parsed.positional.length > 0) throw new UsageError(`unexpected argument ${parsed.positional[0]}`);
     const manifests = flagValues(parsed, '--manifests').flatMap((v) => v.split(',').filter(Boolean));
     if (manifests.length === 0) throw new UsageError('missing required flag --manifests');
@@ -198,9 +214,32 @@ export const statusCommand: Command = {
       if (output === 'json') io.stdout.write(`${JSON.stringify(nodeClasses, null, 2)}\n`);
       else if (nodeClasses.length === 0) io.stderr.write('No EC2NodeClasses found.\n');
       else io.stdout.write(formatStatus(nodeClasses, Date.now(), output === 'wide'));
+      if (stateTable !== undefined && output !== 'json') {
+        const records = await readClaimRecords({ table: stateTable, region, ...(endpoint ? { endpoint } : {}) });
+        const limits = formatNodePoolLimits(config.nodePools, records);
+        if (limits) io.stdout.write(`\n${limits}`);
+      }
       return resolutions.every((r) => r.ready) ? 0 : 1;
     } finally {
       sdk.destroy();
     }
   },
 };
+
+/** `karpless status claims`: the records of the state table, like `kubectl get nodeclaims`. */
+async function statusClaims(
+  io: IO,
+  table: string | undefined,
+  output: string | undefined,
+  endpoint: string | undefined,
+  regionFlag: string | undefined,
+): Promise<number> {
+  if (!table) throw new UsageError('status claims needs --state-table (the karpless DynamoDB state table)');
+  if (output !== undefined && output !== 'json')
+    throw new UsageError(`-o must be json for status claims, not "${output}"`);
+  const region = regionFlag ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  if (!region) throw new UsageError('no region: pass --region or set AWS_REGION');
+  const records = await readClaimRecords({ table, region, ...(endpoint ? { endpoint } : {}) });
+  io.stdout.write(output === 'json' ? `${JSON.stringify(records, null, 2)}\n` : formatClaims(records, Date.now()));
+  return 0;
+}
