@@ -28,7 +28,14 @@ import { DynamoStateStore } from '../providers/dynamostate';
 import { EventBridgePublisher, type EventPublisher, eventBridgeApi } from '../providers/eventbus';
 import { InstanceTypeProvider } from '../providers/instancetype';
 import { ec2Api, eksApi } from '../providers/ports';
-import { applyPrices, describePrices, onDemandPriceLookup, PricingProvider, pricingApi } from '../providers/pricing';
+import {
+  applyPrices,
+  describePrices,
+  onDemandPriceLookup,
+  PricingProvider,
+  pricingApi,
+  pricingEndpointRegion,
+} from '../providers/pricing';
 import type { FullStateStore } from '../providers/state';
 import { ClaimInstances, type InstancesPort } from './instances';
 import type { RebalanceAction } from './interruption';
@@ -106,9 +113,32 @@ export interface AwsClients {
   pricing?: PricingClient;
 }
 
+/**
+ * Connect and per-request timeouts of every AWS client. Without them a call a network blocks (a
+ * function in a VPC with no route or endpoint for the service) hangs until the function times out
+ * and names nothing; with them it fails in seconds naming the service, and the SDK retries.
+ */
+export const CLIENT_TIMEOUTS = { connectionTimeoutMs: 3_000, requestTimeoutMs: 20_000 } as const;
+
 /** Client settings every function uses. */
-export function clientConfig(region: string): { region: string; maxAttempts: number } {
-  return { region, maxAttempts: 5 };
+export function clientConfig(
+  region: string,
+  timeouts: { connectionTimeoutMs: number; requestTimeoutMs: number } = CLIENT_TIMEOUTS,
+): {
+  region: string;
+  maxAttempts: number;
+  requestHandler: { connectionTimeout: number; requestTimeout: number; throwOnRequestTimeout: boolean };
+} {
+  return {
+    region,
+    maxAttempts: 5,
+    requestHandler: {
+      connectionTimeout: timeouts.connectionTimeoutMs,
+      requestTimeout: timeouts.requestTimeoutMs,
+      // Without it the SDK only logs a warning when the request timeout passes, and keeps waiting.
+      throwOnRequestTimeout: true,
+    },
+  };
 }
 
 /** The clients every function needs; a function that needs more builds them in its deps module. */
@@ -120,7 +150,7 @@ export function awsClients(region: string): AwsClients {
     dynamodb: new DynamoDBClient(config),
     eventbridge: new EventBridgeClient(config),
     // The Pricing API answers in a few regions only (Karpenter's endpoint choice).
-    pricing: new PricingClient({ ...config, region: region.startsWith('ap-') ? 'ap-south-1' : 'us-east-1' }),
+    pricing: new PricingClient({ ...config, region: pricingEndpointRegion(region) }),
   };
 }
 
