@@ -1,8 +1,10 @@
-// The CDK app: `npx cdk deploy -c cluster=NAME [-c manifests=DIR,…]`. Manifests are validated at
+// The CDK app: `npx cdk deploy -c cluster=NAME [-c manifests=DIR,…] [-c reservedConcurrency=false]
+// [-c noticeProducers=ARN,…]`. Manifests are validated at
 // synth, so a bad one fails `cdk synth` with file, object and field. Nothing is looked up in AWS:
 // synth works offline and without credentials.
 
 import { App } from 'aws-cdk-lib';
+import { operationsContext } from './context';
 import { buildKarplessApp } from './karpless-stack';
 
 // Errors of these classes are bugs in karpless, not problems of the context or the manifests: their
@@ -22,7 +24,10 @@ function synth(): void {
   const manifests = String(
     context.tryGetContext('manifests') ?? context.tryGetContext('karpless:manifests') ?? 'examples/manifests',
   );
-  buildKarplessApp({ clusterName, manifests: manifests.split(',').filter((p) => p.length > 0) }, app).app.synth();
+  buildKarplessApp(
+    { clusterName, manifests: manifests.split(',').filter((p) => p.length > 0), ...operationsContext(context) },
+    app,
+  ).app.synth();
 }
 
 try {

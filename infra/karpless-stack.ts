@@ -18,7 +18,7 @@ export function buildKarplessApp(
   appOrProps: App | AppProps = {},
 ): KarplessAppResult {
   const app = appOrProps instanceof App ? appOrProps : new App(appOrProps);
-  const stack = new Stack(app, `Karpless-${props.clusterName}`, {
+  const stack = new Stack(app, stackName(props.clusterName), {
     description: `karpless: Karpenter v1 node provisioning from AWS Lambda for EKS cluster ${props.clusterName}`,
   });
   const provisioner = new Provisioner(stack, 'Provisioner', props);
@@ -31,4 +31,12 @@ export function buildKarplessApp(
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   const acknowledgements = acknowledgeNagFindings(provisioner);
   return { app, stack, provisioner, acknowledgements };
+}
+
+/**
+ * `Karpless-<cluster>`. CloudFormation stack names take letters, digits and hyphens only, while an
+ * EKS cluster name may have underscores: they become hyphens.
+ */
+export function stackName(clusterName: string): string {
+  return `Karpless-${clusterName.replaceAll('_', '-')}`;
 }

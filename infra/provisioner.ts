@@ -88,6 +88,24 @@ export interface ProvisionerProps {
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /**
+   * Reserve a concurrency of 1 for the watcher, drift and gc functions, so that no two runs of one
+   * of them overlap. Lambda keeps 10 of an account's concurrency unreserved: an account whose quota
+   * is 10 (new accounts often are) cannot reserve any, and the deploy fails with
+   * "decreases account's UnreservedConcurrentExecution below its minimum value". Pass false there
+   * (`-c reservedConcurrency=false`): each schedule's interval is then the only spacing between
+   * runs (no run outlasts its interval; drift budgets and deletions stay safe, but two overlapping
+   * watcher runs may put a notice twice, which the provision function's nominations absorb).
+   * @default true
+   */
+  readonly reservedConcurrency?: boolean;
+  /**
+   * IAM principals besides karpless's own functions that may put events on the notice bus (role or
+   * user ARNs, `*` wildcards allowed), e.g. a CI role that replays notices. Everyone else is denied
+   * by the bus's resource policy, whatever their identity policy says.
+   * @default - none: only karpless's functions
+   */
+  readonly noticeProducers?: readonly string[];
+  /**
    * Actions for every alarm (DLQ depth, function errors, queue age), e.g. an SNS topic action.
    * @default - alarms without actions
    */
@@ -123,6 +141,9 @@ const LAUNCH_READS = [
   'DescribeSpotPriceHistory',
   'DescribeSubnets',
 ];
+
+/** An IAM role or user ARN as aws:PrincipalArn carries it, wildcards allowed. */
+const PRINCIPAL_ARN = /^arn:aws[a-z-]*:iam::(\d{12}|\*):(role|user|root|\*)/;
 
 /** EKS: 1–100 characters, a letter or digit first, then letters, digits, hyphens and underscores. */
 const CLUSTER_NAME = /^[0-9A-Za-z][A-Za-z0-9\-_]{0,99}$/;
@@ -182,6 +203,7 @@ export class Provisioner extends Construct {
       [ENV.stateTable]: this.table.tableName,
       [ENV.noticeBus]: this.queues.noticeBus.eventBusName,
     };
+    const reserve = props.reservedConcurrency ?? true;
     const fn = (fnId: string, timeout: Duration, memorySizeMiB: number, extra: Record<string, string> = {}) =>
       new KarplessFunction(this, fnId, {
         entry: join(lambdasDir, fnId.toLowerCase(), 'handler.ts'),
@@ -193,7 +215,7 @@ export class Provisioner extends Construct {
         // Two watchers at once would put every notice twice; two drift runs would race for the same
         // budget slots (the ledger keeps them within budget, but one run at a time keeps it simple).
         // Two gc runs would delete the same leftovers twice and race for emptiness budget slots.
-        ...(fnId === 'Watcher' || fnId === 'Drift' || fnId === 'Gc' ? { reservedConcurrency: 1 } : {}),
+        ...(reserve && (fnId === 'Watcher' || fnId === 'Drift' || fnId === 'Gc') ? { reservedConcurrency: 1 } : {}),
       });
     this.watcher = fn('Watcher', WATCHER_TIMEOUT, 512);
     this.provision = fn('Provision', PROVISION_TIMEOUT, 1024, {
@@ -207,6 +229,17 @@ export class Provisioner extends Construct {
     this.gc = fn('Gc', GC_TIMEOUT, 512);
 
     this.grantPermissions(clusterName);
+    for (const arn of props.noticeProducers ?? []) {
+      if (!Token.isUnresolved(arn) && !PRINCIPAL_ARN.test(arn)) {
+        throw new Error(
+          `noticeProducers: '${arn}' is not an IAM principal ARN: give arn:aws:iam::ACCOUNT:role/NAME (or user/NAME; * wildcards allowed)`,
+        );
+      }
+    }
+    this.queues.restrictNoticeProducers([
+      ...this.functions().flatMap((f) => (f.function.role ? [f.function.role.roleArn] : [])),
+      ...(props.noticeProducers ?? []),
+    ]);
     this.wireEvents(props.watcherInterval ?? Duration.minutes(1));
     this.wireDrift(props.driftInterval ?? Duration.minutes(5));
     this.wireGc(props.gcInterval ?? Duration.minutes(2));
@@ -237,6 +270,10 @@ export class Provisioner extends Construct {
     new CfnOutput(this, 'ProvisionQueueUrl', { value: this.queues.provisionQueue.queueUrl });
   }
 
+  private functions(): KarplessFunction[] {
+    return [this.watcher, this.provision, this.interruption, this.drift, this.gc];
+  }
+
   private nodeRolesFor(props: ProvisionerProps): IRole[] {
     const named = [...new Set(this.configuration.nodeClasses.flatMap((c) => (c.spec.role ? [c.spec.role] : [])))];
     if (props.nodeRole) return [props.nodeRole];
@@ -246,15 +283,17 @@ export class Provisioner extends Construct {
         `EC2NodeClass/${withProfile[0]?.metadata.name}: spec.instanceProfile is set, so karpless cannot tell which role its nodes run as: pass the Provisioner's nodeRole prop`,
       );
     }
-    return named.map(
-      (roleName, i) =>
-        new Role(this, i === 0 ? 'NodeRole' : `NodeRole${i + 1}`, {
-          roleName,
-          assumedBy: new ServicePrincipal(`ec2.${Aws.URL_SUFFIX}`),
-          description: `karpless nodes of ${props.clusterName}`,
-          managedPolicies: NODE_ROLE_MANAGED_POLICIES.map((p) => ManagedPolicy.fromAwsManagedPolicyName(p)),
-        }),
-    );
+    return named.map((roleName, i) => {
+      const id = i === 0 ? 'NodeRole' : `NodeRole${i + 1}`;
+      // A role given by ARN exists already (Karpenter accepts either): use it, create nothing.
+      if (roleName.startsWith('arn:')) return Role.fromRoleArn(this, id, roleName, { mutable: false });
+      return new Role(this, id, {
+        roleName,
+        assumedBy: new ServicePrincipal(`ec2.${Aws.URL_SUFFIX}`),
+        description: `karpless nodes of ${props.clusterName}`,
+        managedPolicies: NODE_ROLE_MANAGED_POLICIES.map((p) => ManagedPolicy.fromAwsManagedPolicyName(p)),
+      });
+    });
   }
 
   private grantPermissions(clusterName: string): void {

@@ -2,16 +2,40 @@
 // default bus (reference §6: five rules, source + detail-type only); PodsUnschedulable notices come
 // from karpless's own bus into a FIFO queue with one message group per cluster, so provisioning
 // decisions for a cluster are made one at a time.
+//
+// The trust boundary: the notice bus takes PutEvents only from karpless's own function roles and the
+// principals the user lists; each queue refuses SendMessage from anyone but EventBridge delivering
+// for one of its own rules (an explicit Deny, so an identity policy allowing sqs:SendMessage on *
+// does not reach them either).
 
+import { createHash } from 'node:crypto';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
+import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DETAIL_TYPE, EVENT_SOURCE, INTERRUPTION_RULES } from '../shared/contracts';
 
 /** Karpenter's interruption queue keeps messages 5 minutes: an older warning is past acting on. */
 export const INTERRUPTION_RETENTION = Duration.seconds(300);
+
+/** SQS queue names: at most 80 characters, `.fifo` included. */
+const MAX_QUEUE_NAME = 80;
+/** The longest name suffix of the queues named after the cluster. */
+const LONGEST_QUEUE_SUFFIX = '-provision-dlq.fifo';
+
+/**
+ * `karpless-<cluster>`, the prefix of the queue and bus names. An EKS name may have 100
+ * characters, a queue name 80: past that the cluster name is cut and a hash of the whole name keeps
+ * two long names that share a beginning apart.
+ */
+export function resourcePrefix(clusterName: string): string {
+  const plain = `karpless-${clusterName}`;
+  if (plain.length + LONGEST_QUEUE_SUFFIX.length <= MAX_QUEUE_NAME) return plain;
+  const hash = createHash('sha256').update(clusterName).digest('hex').slice(0, 8);
+  return `${plain.slice(0, MAX_QUEUE_NAME - LONGEST_QUEUE_SUFFIX.length - hash.length - 1)}-${hash}`;
+}
 
 /** Lambda's guidance: a visibility timeout of at least six times the consumer's timeout. */
 export const VISIBILITY_FACTOR = 6;
@@ -55,7 +79,7 @@ export class EventQueues extends Construct {
       );
     }
 
-    const prefix = `karpless-${props.clusterName}`;
+    const prefix = resourcePrefix(props.clusterName);
     this.interruptionDeadLetterQueue = dlq(this, 'InterruptionDeadLetterQueue', `${prefix}-interruption-dlq`, false);
     this.interruptionQueue = new Queue(this, 'InterruptionQueue', {
       queueName: `${prefix}-interruption`,
@@ -102,5 +126,41 @@ export class EventQueues extends Construct {
       },
       targets: [new SqsQueue(this.provisionQueue, { messageGroupId: props.clusterName })],
     });
+    onlyRulesSend(this.interruptionQueue, this.interruptionRules);
+    onlyRulesSend(this.provisionQueue, [this.noticeRule]);
   }
+
+  /**
+   * Closes the notice bus to every principal but these (IAM role or user ARNs, `*` wildcards
+   * allowed): karpless's own function roles and the producers the user lists.
+   */
+  restrictNoticeProducers(principalArns: readonly string[]): void {
+    this.noticeBus.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'OnlyKarplessAndListedProducers',
+        effect: Effect.DENY,
+        principals: [new AnyPrincipal()],
+        actions: ['events:PutEvents'],
+        resources: [this.noticeBus.eventBusArn],
+        conditions: { ArnNotLike: { 'aws:PrincipalArn': [...principalArns] } },
+      }),
+    );
+  }
+}
+
+/**
+ * Denies SendMessage to all but EventBridge delivering for these rules. A request without
+ * aws:SourceArn (any IAM principal sending directly) fails ArnNotEquals too, so it is denied.
+ */
+function onlyRulesSend(queue: Queue, rules: readonly Rule[]): void {
+  queue.addToResourcePolicy(
+    new PolicyStatement({
+      sid: 'OnlyItsEventBridgeRulesSend',
+      effect: Effect.DENY,
+      principals: [new AnyPrincipal()],
+      actions: ['sqs:SendMessage'],
+      resources: [queue.queueArn],
+      conditions: { ArnNotEquals: { 'aws:SourceArn': rules.map((r) => r.ruleArn) } },
+    }),
+  );
 }

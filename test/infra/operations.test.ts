@@ -1,10 +1,18 @@
 // What makes the stack operable in a real account: failures that page someone (alarms on what
 // Lambda's own metrics cannot see), bounded retries, and a closed trust boundary.
 
-import { Duration } from 'aws-cdk-lib';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Duration } from 'aws-cdk-lib';
 import { describe, expect, it, vi } from 'vitest';
+import { loadDeployConfiguration } from '../../infra/configuration';
+import { operationsContext } from '../../infra/context';
+import { buildKarplessApp, stackName } from '../../infra/karpless-stack';
+import { resourcePrefix } from '../../infra/queues';
 import { METRIC, METRICS_NAMESPACE, SERVICE } from '../../shared/contracts';
-import { exampleTemplate, synthProvisioner } from './stack';
+import { exampleTemplate, NO_BUNDLING, synthProvisioner } from './stack';
 
 // Synthesizing takes seconds, far more on a machine shared with other builds.
 vi.setConfig({ testTimeout: 180_000 });
@@ -148,5 +156,160 @@ describe('bounded retries of the scheduled functions', () => {
         expect.objectContaining({ RetryPolicy: expect.objectContaining({ MaximumRetryAttempts: 0 }) }),
       ]);
     }
+  });
+});
+
+function statementsOfType(
+  template: ReturnType<typeof exampleTemplate>,
+  type: string,
+  key: string,
+): Record<string, unknown>[] {
+  return Object.values(template.findResources(type)).flatMap((r) => {
+    const value = (r.Properties as Record<string, Record<string, unknown>>)[key] ?? {};
+    return Array.isArray(value.Statement) ? (value.Statement as Record<string, unknown>[]) : [value];
+  });
+}
+
+describe('the trust boundary', () => {
+  it('denies PutEvents on the notice bus to all but the five function roles', () => {
+    const template = exampleTemplate();
+    const denies = statementsOfType(template, 'AWS::Events::EventBusPolicy', 'Statement').filter(
+      (st) => st.Effect === 'Deny',
+    );
+    expect(denies).toHaveLength(1);
+    const deny = denies[0] as {
+      Action: string;
+      Principal: unknown;
+      Condition: Record<string, Record<string, unknown>>;
+    };
+    expect(deny.Action).toBe('events:PutEvents');
+    expect(deny.Principal).toEqual({ AWS: '*' });
+    const allowed = deny.Condition.ArnNotLike?.['aws:PrincipalArn'] as { 'Fn::GetAtt': [string, string] }[];
+    const roles = Object.entries(template.findResources('AWS::Lambda::Function')).map(
+      ([, r]) => (r.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0],
+    );
+    expect(allowed.map((a) => a['Fn::GetAtt'][0]).sort()).toEqual(roles.sort());
+    expect(roles).toHaveLength(5);
+  });
+
+  it('lets the user name more producers, and refuses what is not a principal ARN', () => {
+    const producer = 'arn:aws:iam::111111111111:role/ci-*';
+    const { template } = synthProvisioner({ noticeProducers: [producer] });
+    const deny = statementsOfType(template, 'AWS::Events::EventBusPolicy', 'Statement').find(
+      (st) => st.Effect === 'Deny',
+    ) as { Condition: { ArnNotLike: { 'aws:PrincipalArn': unknown[] } } };
+    expect(deny.Condition.ArnNotLike['aws:PrincipalArn']).toContain(producer);
+    expect(() => synthProvisioner({ noticeProducers: ['ci-role'] })).toThrow(
+      "noticeProducers: 'ci-role' is not an IAM principal ARN",
+    );
+  });
+
+  it('denies SendMessage on each queue to all but EventBridge delivering for its own rules', () => {
+    const template = exampleTemplate();
+    const policies = Object.values(template.findResources('AWS::SQS::QueuePolicy'));
+    const denyOf = (queuePrefix: string) =>
+      policies
+        .filter((p) => JSON.stringify(p.Properties.Queues).includes(queuePrefix))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as Record<string, unknown>[])
+        .find((st) => st.Effect === 'Deny' && st.Action === 'sqs:SendMessage') as
+        | { Principal: unknown; Condition: { ArnNotEquals: { 'aws:SourceArn': { 'Fn::GetAtt': [string, string] }[] } } }
+        | undefined;
+    const rules = template.findResources('AWS::Events::Rule');
+    const ruleIds = (match: (r: Record<string, unknown>) => boolean) =>
+      Object.entries(rules)
+        .filter(([, r]) => match(r.Properties))
+        .map(([id]) => id)
+        .sort();
+    const provision = denyOf('ProvisionerEventsProvisionQueue');
+    expect(provision?.Principal).toEqual({ AWS: '*' });
+    expect(provision?.Condition.ArnNotEquals['aws:SourceArn'].map((a) => a['Fn::GetAtt'][0])).toEqual(
+      ruleIds((p) => JSON.stringify(p.EventPattern ?? {}).includes('PodsUnschedulable')),
+    );
+    const interruption = denyOf('ProvisionerEventsInterruptionQueue');
+    expect(interruption?.Condition.ArnNotEquals['aws:SourceArn'].map((a) => a['Fn::GetAtt'][0]).sort()).toEqual(
+      ruleIds((p) => JSON.stringify(p.Targets ?? []).includes('ProvisionerEventsInterruptionQueue')),
+    );
+    expect(interruption?.Condition.ArnNotEquals['aws:SourceArn']).toHaveLength(5);
+  });
+});
+
+describe('names from any EKS cluster name', () => {
+  it('turns underscores into hyphens in the stack name', () => {
+    expect(stackName('prod_eu_1')).toBe('Karpless-prod-eu-1');
+    expect(stackName('demo')).toBe('Karpless-demo');
+  });
+
+  it('keeps every queue name within 80 characters, long names apart', () => {
+    const long = `c${'x'.repeat(98)}1`;
+    const other = `c${'x'.repeat(98)}2`;
+    expect(resourcePrefix('demo')).toBe('karpless-demo');
+    expect(`${resourcePrefix(long)}-provision-dlq.fifo`).toHaveLength(80);
+    expect(resourcePrefix(long)).not.toBe(resourcePrefix(other));
+    const { template } = synthProvisioner({ clusterName: long });
+    const names = Object.values(template.findResources('AWS::SQS::Queue')).map((q) => String(q.Properties.QueueName));
+    expect(names).toHaveLength(4);
+    for (const name of names) expect(name.length).toBeLessThanOrEqual(80);
+  });
+
+  it('synthesizes a cfn-lint-clean stack for a 100-character name with underscores', () => {
+    const clusterName = `a_${'b'.repeat(97)}c`;
+    const outdir = mkdtempSync(join(tmpdir(), 'karpless-names-'));
+    try {
+      const built = buildKarplessApp(
+        { clusterName, manifests: ['examples/manifests'] },
+        { outdir, context: NO_BUNDLING },
+      );
+      built.app.synth();
+      const template = join(outdir, `${stackName(clusterName)}.template.json`);
+      expect(JSON.parse(readFileSync(template, 'utf8')).Resources).toBeDefined();
+      const run = spawnSync('cfn-lint', ['--ignore-checks', 'W3005', '--', template], { encoding: 'utf8' });
+      if (run.error) throw new Error(`cfn-lint could not run (${run.error.message}): pip install cfn-lint`);
+      expect(run.stdout + run.stderr).toBe('');
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the node role given by ARN', () => {
+  it('uses the existing role: nothing created, its ARN in the access entry and PassRole', () => {
+    const arn = 'arn:aws:iam::111111111111:role/nodes/KarpenterNodeRole-demo';
+    const configuration = loadDeployConfiguration(['examples/manifests']);
+    for (const nodeClass of configuration.nodeClasses) nodeClass.spec.role = arn;
+    const { template } = synthProvisioner({ manifests: configuration });
+    const roles = Object.values(template.findResources('AWS::IAM::Role')).map((r) => r.Properties.RoleName);
+    expect(roles).not.toContain(arn);
+    template.hasResourceProperties('AWS::EKS::AccessEntry', { PrincipalArn: arn, Type: 'EC2_LINUX' });
+    expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).toContain(arn);
+  });
+});
+
+describe('reserved concurrency', () => {
+  it('reserves one for the watcher, drift and gc by default, and none when turned off', () => {
+    const reserved = (template: ReturnType<typeof exampleTemplate>) =>
+      Object.values(template.findResources('AWS::Lambda::Function')).filter(
+        (f) => f.Properties.ReservedConcurrentExecutions !== undefined,
+      ).length;
+    expect(reserved(exampleTemplate())).toBe(3);
+    expect(reserved(synthProvisioner({ reservedConcurrency: false }).template)).toBe(0);
+  });
+});
+
+describe('-c context', () => {
+  const contextOf = (context: Record<string, unknown>) => operationsContext(new App({ context }).node);
+
+  it('reads reservedConcurrency and noticeProducers', () => {
+    expect(contextOf({})).toEqual({});
+    expect(contextOf({ reservedConcurrency: 'false' })).toEqual({ reservedConcurrency: false });
+    expect(contextOf({ reservedConcurrency: true })).toEqual({ reservedConcurrency: true });
+    expect(contextOf({ noticeProducers: 'arn:aws:iam::1:role/a, arn:aws:iam::1:role/b' })).toEqual({
+      noticeProducers: ['arn:aws:iam::1:role/a', 'arn:aws:iam::1:role/b'],
+    });
+  });
+
+  it('refuses a value that means nothing, naming the key', () => {
+    expect(() => contextOf({ reservedConcurrency: 'no' })).toThrow(
+      'context reservedConcurrency is "no": use -c reservedConcurrency=true or -c reservedConcurrency=false',
+    );
   });
 });
