@@ -321,7 +321,8 @@ export class Provisioner extends Construct {
     );
     this.gc.function.addToRolePolicy(scopedDeletion(clusterName, ['instance', 'launch-template']));
     for (const statement of instanceProfileCleanup(clusterName)) this.gc.function.addToRolePolicy(statement);
-    this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances']));
+    // Registration labels a node with its instance type's labels, described per launched type.
+    this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances', 'DescribeInstanceTypes']));
     this.watcher.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));
     this.watcher.function.addToRolePolicy(scopedInstanceTagging(clusterName));
     this.interruption.function.addToRolePolicy(regionalReads(['DescribeInstances']));

@@ -3,7 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { EC2Client, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
+import { type _InstanceType, EC2Client, TerminateInstancesCommand } from '@aws-sdk/client-ec2';
 import { EKSClient } from '@aws-sdk/client-eks';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { IAMClient } from '@aws-sdk/client-iam';
@@ -12,14 +12,19 @@ import type { SSMClient } from '@aws-sdk/client-ssm';
 import { type Configuration, validateConfiguration } from '../apis/configuration';
 import { parseDurationSeconds } from '../apis/duration';
 import { formatProblem } from '../apis/problems';
+import { resolveAMIFamily } from '../apis/v1/amifamily';
 import type { EC2NodeClass } from '../apis/v1/types';
 import { DETAIL_TYPE, ENV, requireEnv } from '../contracts';
+import { catalogInstanceTypeFromEC2 } from '../instancetypes/ec2';
+import { instanceTypeLabels } from '../instancetypes/labels';
 import { resolveInstanceTypes } from '../instancetypes/resolve';
+import type { CatalogInstanceType } from '../instancetypes/types';
 import { kubeClientForCluster } from '../kube/client';
 import type { KubeClient } from '../kube/types';
 import { registrationLabels, requirementLabels } from '../nodeclaim';
 import { noticeDaemonSetFromDaemonSet, noticePodFromPod, splitNotice } from '../notice';
 import type { PodsUnschedulableDetail } from '../notice/types';
+import { errorCode } from '../providers/aws-errors';
 import { type CapacityReservationProvider, withNodeClassReservations } from '../providers/capacityreservation';
 import type { Clock, Sleep } from '../providers/clock';
 import { realSleep, systemClock } from '../providers/clock';
@@ -282,21 +287,57 @@ export function instanceTypeSource(
   };
 }
 
+/** The labels of one instance type as a node of that node class carries them; undefined for an unknown type. */
+export type InstanceTypeLabels = (
+  instanceType: string,
+  nodeClass: EC2NodeClass | undefined,
+) => Promise<Record<string, string> | undefined>;
+
+/**
+ * Instance-type labels described one type at a time, when a node of that type registers (cached for
+ * the cold start: a type's description does not change). Registration needs nothing else of the
+ * catalog, no offerings and no prices, so the watcher calls DescribeInstanceTypes only and never
+ * refreshes the price snapshot the launching functions share.
+ */
+export function instanceTypeLabelSource(runtime: Runtime): InstanceTypeLabels {
+  const ec2 = ec2Api(runtime.clients.ec2);
+  const described = new Map<string, Promise<Omit<CatalogInstanceType, 'offerings'> | undefined>>();
+  const describe = (name: string) =>
+    ec2.describeInstanceTypes({ InstanceTypes: [name as _InstanceType] }).then(
+      (out) => {
+        const info = out.InstanceTypes?.[0];
+        return info ? catalogInstanceTypeFromEC2(info) : undefined;
+      },
+      (error: unknown) => {
+        if (errorCode(error) === 'InvalidInstanceType') return undefined;
+        throw error;
+      },
+    );
+  return async (name, nodeClass) => {
+    let info = described.get(name);
+    if (!info) {
+      info = describe(name);
+      described.set(name, info);
+      // A failed describe (throttling) is asked again at the next registration.
+      info.catch(() => described.delete(name));
+    }
+    const base = await info;
+    if (!base) return undefined;
+    const family = (nodeClass && resolveAMIFamily(nodeClass)) ?? 'Custom';
+    return instanceTypeLabels({ ...base, offerings: [] }, runtime.settings.region, family);
+  };
+}
+
 /** What registration and deletion need to know of NodePools. */
 export function claimKnowledge(
   runtime: Runtime,
-  types: () => Promise<ResolvedInstanceTypes>,
-): ClaimKnowledge & {
-  prepare(): Promise<void>;
-} {
-  let byNodePool: ResolvedInstanceTypes['byNodePool'] = {};
+  typeLabels: InstanceTypeLabels = instanceTypeLabelSource(runtime),
+): ClaimKnowledge {
   return {
-    async prepare() {
-      byNodePool = (await types()).byNodePool;
-    },
-    registrationLabels(instance) {
+    async registrationLabels(instance) {
       const pool = nodePoolOf(runtime, instance.nodePool);
-      const type = byNodePool[instance.nodePool]?.find((t) => t.name === instance.instanceType);
+      const nodeClass = runtime.config.nodeClasses.find((c) => c.metadata.name === instance.nodeClass);
+      const labels = await typeLabels(instance.instanceType, nodeClass);
       const claimLabels = pool
         ? {
             ...requirementLabels(pool.spec.template.spec.requirements),
@@ -306,7 +347,7 @@ export function claimKnowledge(
           }
         : { 'karpenter.sh/nodepool': instance.nodePool };
       const launched = {
-        instanceType: type ?? { labels: { 'node.kubernetes.io/instance-type': instance.instanceType } },
+        instanceType: { labels: labels ?? { 'node.kubernetes.io/instance-type': instance.instanceType } },
         zone: instance.zone,
         capacityType: instance.capacityType,
         ...(instance.reservation ? { reservation: instance.reservation } : {}),

@@ -15,7 +15,7 @@ import { initializationPatch, needsInitialization, needsRegistration, registrati
 /** What the configuration says about a NodeClaim's node (built from the NodePool and the launched type). */
 export interface ClaimKnowledge {
   /** The claim's labels plus the launched instance type's labels (registration). */
-  registrationLabels(instance: ClaimInstance): Record<string, string>;
+  registrationLabels(instance: ClaimInstance): Promise<Record<string, string>>;
   startupTaints(nodePool: string): Taint[];
   /** The NodePool's terminationGracePeriod in ms, if it has one. */
   terminationGracePeriodMs(nodePool: string): number | undefined;
@@ -105,7 +105,7 @@ export class NodeReconciler {
     if (!instance) return;
     const fields = { node: node.metadata.name, nodeclaim: instance.nodeClaimName, instanceId };
     if (needsRegistration(node)) {
-      const labels = this.deps.claims.registrationLabels(instance);
+      const labels = await this.deps.claims.registrationLabels(instance);
       const registered = await this.deps.kube.patchNode(node.metadata.name, registrationPatch(node, labels));
       this.counts.registered++;
       this.deps.metrics.record(METRIC.registrations, 'Count', 1, { nodePool: instance.nodePool });

@@ -298,6 +298,19 @@ describe('Provisioner: IAM', () => {
     });
   });
 
+  it('lets the watcher describe instance types for registration, but read no prices or offerings', () => {
+    const actions = actionsOf(statementsOf(exampleTemplate(), 'Watcher'));
+    expect(actions.has('ec2:DescribeInstanceTypes')).toBe(true);
+    for (const action of [
+      'pricing:GetProducts',
+      'ec2:DescribeSpotPriceHistory',
+      'ec2:DescribeInstanceTypeOfferings',
+      'ec2:DescribeAvailabilityZones',
+    ]) {
+      expect(actions.has(action)).toBe(false);
+    }
+  });
+
   it('reads SSM only under /aws/service and describes only in the stack region', () => {
     const template = exampleTemplate();
     const statements = statementsOf(template, 'Provision');

@@ -247,7 +247,11 @@ describe('watcher handler', () => {
             return 1;
           },
         },
-        claims: { registrationLabels: () => ({}), startupTaints: () => [], terminationGracePeriodMs: () => undefined },
+        claims: {
+          registrationLabels: async () => ({}),
+          startupTaints: () => [],
+          terminationGracePeriodMs: () => undefined,
+        },
         isEvictable: () => true,
         clock: time.clock,
         sleep: time.sleep,
@@ -275,7 +279,11 @@ describe('watcher handler', () => {
             throw new Error('PutEvents: AccessDeniedException');
           },
         },
-        claims: { registrationLabels: () => ({}), startupTaints: () => [], terminationGracePeriodMs: () => undefined },
+        claims: {
+          registrationLabels: async () => ({}),
+          startupTaints: () => [],
+          terminationGracePeriodMs: () => undefined,
+        },
         isEvictable: () => true,
         clock: time.clock,
         sleep: time.sleep,

@@ -46,7 +46,7 @@ function deps(overrides: Partial<WatcherDeps> = {}): WatcherDeps {
       },
     },
     claims: {
-      registrationLabels: (i) => ({
+      registrationLabels: async (i) => ({
         'karpenter.sh/nodepool': i.nodePool,
         'node.kubernetes.io/instance-type': i.instanceType,
         'karpenter.sh/capacity-type': i.capacityType,

@@ -1,15 +1,17 @@
 // What the watcher function needs beyond the common runtime: the Kubernetes client, the notice
-// publisher and what registration must know of NodePools and launched instance types.
+// publisher and what registration must know of NodePools and launched instance types (their labels,
+// described per type when a node registers: the watcher's role has DescribeInstanceTypes, not the
+// offerings, spot prices and Pricing API the launching functions read).
 
 import { isEvictable } from '../../kube/client';
-import { claimKnowledge, instanceTypeSource, kubeClient, noticePublisher, type Runtime } from '../environment';
+import { claimKnowledge, kubeClient, noticePublisher, type Runtime } from '../environment';
 import type { Telemetry } from '../telemetry';
 import type { WatcherDeps } from '../watcher';
 
 export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promise<WatcherDeps> {
   const kube = await kubeClient(runtime);
-  const claims = claimKnowledge(runtime, instanceTypeSource(runtime, telemetry));
-  await claims.prepare();
+  // Registration describes the launched types as it meets them: no catalog, no prices at cold start.
+  const claims = claimKnowledge(runtime);
   return {
     ...telemetry,
     kube,
