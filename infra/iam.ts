@@ -11,9 +11,20 @@ export interface ScopeArgs {
   clusterName: string;
   /** ARNs of the node roles the functions may pass to EC2 (through instance profiles). */
   nodeRoleArns: readonly string[];
+  /**
+   * The EC2NodeClasses' custom `ssmParameter` AMI terms (names or ARNs): read exactly these besides
+   * AWS's public parameters.
+   */
+  ssmParameters?: readonly string[];
 }
 
 const ec2Arn = (resource: string) => `arn:${Aws.PARTITION}:ec2:${Aws.REGION}:${Aws.ACCOUNT_ID}:${resource}`;
+/**
+ * Resources a shared VPC's owner shares through AWS RAM (subnets, security groups, capacity
+ * reservations, placement groups) keep the owner's account in their ARN, so the account is `*`, as in
+ * Karpenter's policy; what may be launched into them is still bounded by the tag-scoped statements.
+ */
+const ec2AnyAccountArn = (resource: string) => `arn:${Aws.PARTITION}:ec2:${Aws.REGION}:*:${resource}`;
 const ec2RegionArn = (resource: string) => `arn:${Aws.PARTITION}:ec2:${Aws.REGION}::${resource}`;
 const instanceProfileArn = () => `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:instance-profile/*`;
 
@@ -49,7 +60,7 @@ export function regionalReads(actions: readonly string[]): PolicyStatement {
 }
 
 /** CreateFleet, launch templates, tagging at creation, PassRole, instance profiles, SSM, pricing. */
-export function launchStatements({ clusterName, nodeRoleArns }: ScopeArgs): PolicyStatement[] {
+export function launchStatements({ clusterName, nodeRoleArns, ssmParameters = [] }: ScopeArgs): PolicyStatement[] {
   const regionTag = { 'aws:RequestTag/topology.kubernetes.io/region': Aws.REGION };
   const resourceRegionTag = { 'aws:ResourceTag/topology.kubernetes.io/region': Aws.REGION };
   return [
@@ -59,10 +70,10 @@ export function launchStatements({ clusterName, nodeRoleArns }: ScopeArgs): Poli
       resources: [
         ec2RegionArn('image/*'),
         ec2RegionArn('snapshot/*'),
-        ec2Arn('security-group/*'),
-        ec2Arn('subnet/*'),
-        ec2Arn('capacity-reservation/*'),
-        ec2Arn('placement-group/*'),
+        ec2AnyAccountArn('security-group/*'),
+        ec2AnyAccountArn('subnet/*'),
+        ec2AnyAccountArn('capacity-reservation/*'),
+        ec2AnyAccountArn('placement-group/*'),
       ],
     }),
     new PolicyStatement({
@@ -141,10 +152,19 @@ export function launchStatements({ clusterName, nodeRoleArns }: ScopeArgs): Poli
     new PolicyStatement({
       sid: 'AllowSSMReadActions',
       actions: ['ssm:GetParameter'],
-      resources: [`arn:${Aws.PARTITION}:ssm:${Aws.REGION}::parameter/aws/service/*`],
+      resources: [
+        `arn:${Aws.PARTITION}:ssm:${Aws.REGION}::parameter/aws/service/*`,
+        ...[...new Set(ssmParameters)].sort().map(ssmParameterArn),
+      ],
     }),
     pricingReads(),
   ];
+}
+
+/** A custom parameter's ARN: given as an ARN (e.g. shared from another account) or a name in this account. */
+export function ssmParameterArn(nameOrArn: string): string {
+  if (nameOrArn.startsWith('arn:')) return nameOrArn;
+  return `arn:${Aws.PARTITION}:ssm:${Aws.REGION}:${Aws.ACCOUNT_ID}:parameter/${nameOrArn.replace(/^\//, '')}`;
 }
 
 /** On-demand prices (AllowPricingReadActions): the Pricing API has no resource-level permissions. */

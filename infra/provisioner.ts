@@ -307,9 +307,12 @@ export class Provisioner extends Construct {
     // source) and, after the last attempt, the dead-letter queue with the reason.
     this.queues.provisionDeadLetterQueue.grantSendMessages(this.provision.function);
     const nodeRoleArns = this.nodeRoles.map((r) => r.roleArn);
+    const ssmParameters = this.configuration.nodeClasses.flatMap((c) =>
+      c.spec.amiSelectorTerms.flatMap((t) => (t.ssmParameter ? [t.ssmParameter] : [])),
+    );
     // The drift function launches replacements through the same path as the provision function.
     for (const launching of [this.provision, this.drift]) {
-      for (const statement of launchStatements({ clusterName, nodeRoleArns })) {
+      for (const statement of launchStatements({ clusterName, nodeRoleArns, ssmParameters })) {
         launching.function.addToRolePolicy(statement);
       }
       launching.function.addToRolePolicy(regionalReads(LAUNCH_READS));

@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { Role } from 'aws-cdk-lib/aws-iam';
 import { describe, expect, it, vi } from 'vitest';
+import { loadDeployConfiguration } from '../../infra/configuration';
 import { DETAIL_TYPE, ENV, EVENT_SOURCE, INTERRUPTION_RULES, KUBE } from '../../shared/contracts';
 import { actionsOf, exampleTemplate, statementsOf, synthProvisioner } from './stack';
 
@@ -308,6 +309,41 @@ describe('Provisioner: IAM', () => {
       'ec2:DescribeAvailabilityZones',
     ]) {
       expect(actions.has(action)).toBe(false);
+    }
+  });
+
+  it('launches into subnets, security groups, reservations and placement groups another account shares', () => {
+    for (const fn of ['Provision', 'Drift']) {
+      const access = statementsOf(exampleTemplate(), fn).find((s) => s.Sid === 'AllowScopedEC2InstanceAccessActions');
+      const resources = JSON.stringify(access?.Resource);
+      for (const kind of ['security-group', 'subnet', 'capacity-reservation', 'placement-group']) {
+        expect(resources).toContain(`:*:${kind}/*`);
+      }
+    }
+  });
+
+  it('reads the custom ssmParameter AMI terms the node classes name, by name or ARN', () => {
+    const config = loadDeployConfiguration(['examples/manifests']);
+    const [first, ...rest] = config.nodeClasses;
+    if (!first) throw new Error('examples/manifests has no EC2NodeClass');
+    const custom = {
+      ...first,
+      spec: {
+        ...first.spec,
+        amiFamily: 'AL2023' as const,
+        amiSelectorTerms: [
+          { ssmParameter: '/team/eks/node-ami' },
+          { ssmParameter: 'arn:aws:ssm:us-west-2:210987654321:parameter/shared/ami' },
+        ],
+      },
+    };
+    const { template } = synthProvisioner({ manifests: { ...config, nodeClasses: [custom, ...rest] } });
+    for (const fn of ['Provision', 'Drift']) {
+      const ssm = statementsOf(template, fn).find((s) => s.Sid === 'AllowSSMReadActions');
+      const resources = ssm?.Resource as unknown[];
+      expect(JSON.stringify(resources)).toContain(':parameter/team/eks/node-ami"');
+      expect(resources).toContainEqual('arn:aws:ssm:us-west-2:210987654321:parameter/shared/ami');
+      expect(JSON.stringify(resources)).toContain('::parameter/aws/service/*');
     }
   });
 
