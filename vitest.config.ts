@@ -23,6 +23,8 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/integration/moto/global-setup.ts'],
+          // Fails a test during which a function made a call its synthesized role does not allow.
+          setupFiles: ['test/integration/iam/no-denials.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

@@ -29,7 +29,8 @@ interface BuildStack {
   ): void;
 }
 
-function inAccount<T extends { middlewareStack: unknown }>(client: T, accountId: string): T {
+/** Sends every request of the client into the given moto account (x-moto-account-id). */
+export function inAccount<T extends { middlewareStack: unknown }>(client: T, accountId: string): T {
   (client.middlewareStack as BuildStack).add(
     (next) => (args) => {
       const request = args.request as { headers?: Record<string, string> };
@@ -41,6 +42,11 @@ function inAccount<T extends { middlewareStack: unknown }>(client: T, accountId:
   return client;
 }
 
+/**
+ * A fresh moto account and its root clients ("testing" keys: the root user, allowed everything while
+ * moto enforces IAM): for seeding and checking. Functions never run with these: build their runtimes
+ * with functionRuntimes (./iam), which gives each function its own synthesized role.
+ */
 export interface MotoAccount {
   endpoint: string;
   accountId: string;

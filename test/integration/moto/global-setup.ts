@@ -1,6 +1,8 @@
 // Starts one moto server (through the seeding/fault launcher) for the whole integration project and
 // hands its endpoint to the tests with provide('motoEndpoint'). Tests isolate themselves by account
-// (x-moto-account-id, see ../helpers.ts), so files can run in parallel against it.
+// (x-moto-account-id, see ../helpers.ts), so files can run in parallel against it. moto enforces IAM
+// from the first request (the tests' "testing" key is each account's root user, see launcher.py), and
+// the stack synthesizer of the IAM harness (../iam) answers on provide('iamSynthEndpoint').
 // Missing python3 or moto is a failure with install instructions, never a skip.
 
 import { spawnSync } from 'node:child_process';
@@ -11,11 +13,13 @@ import { fileURLToPath } from 'node:url';
 import { DescribeAvailabilityZonesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import type { TestProject } from 'vitest/node';
 import { startMotoServer } from '../../../scripts/moto-server';
+import { startSynthServer } from '../iam/synth-server';
 import { SEED } from './seed';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     motoEndpoint: string;
+    iamSynthEndpoint: string;
   }
 }
 
@@ -38,6 +42,7 @@ function requireMoto(): void {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   requireMoto();
+  const synth = await startSynthServer();
   const dir = mkdtempSync(join(tmpdir(), 'karpless-moto-'));
   const seedFile = join(dir, 'seed.json');
   writeFileSync(seedFile, JSON.stringify(SEED));
@@ -45,15 +50,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const moto = await startMotoServer({
     command: PYTHON,
     args: [launcher],
-    env: { ...process.env, SSM_SEED: seedFile },
+    env: { ...process.env, SSM_SEED: seedFile, INITIAL_NO_AUTH_ACTION_COUNT: '0' },
     installHint: "install python3 with: python3 -m pip install 'moto[server]==5.2.1'",
-  }).catch((error: unknown) => {
+  }).catch(async (error: unknown) => {
     rmSync(dir, { recursive: true, force: true });
+    await synth.stop();
     throw error;
   });
   const { endpoint } = moto;
   const stop = async () => {
     await moto.stop();
+    await synth.stop();
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -69,6 +76,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await stop();
     throw error;
   }
+  await synth.ready;
   project.provide('motoEndpoint', endpoint);
+  project.provide('iamSynthEndpoint', synth.url);
   return stop;
 }

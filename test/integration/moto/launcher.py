@@ -13,6 +13,14 @@ POST /_fault {"action", "contains"?, "account"?, "status", "body", "content_type
   answers the next `times` (default 1, -1 = forever) requests for that action whose body contains
   `contains` (and, when given, whose x-moto-account-id equals `account`) with the canned response.
 DELETE /_fault[?account=ID] clears the rules (of that account only, when given).
+
+IAM enforcement (INITIAL_NO_AUTH_ACTION_COUNT=0 in the environment): every request must be signed by
+an identity moto knows and is checked against its policies (actions only: moto evaluates no
+conditions and authorizes most calls against the resource "*"). Two additions:
+  * the key ROOT_ACCESS_KEY ("testing", what the tests seed with) is every account's root user:
+    allowed everything, as root credentials are in AWS, so tests can seed any fresh account;
+  * DynamoDB's TransactWriteItems/TransactGetItems are authorized per item (PutItem, UpdateItem,
+    DeleteItem, ConditionCheckItem, GetItem), as AWS does: there is no IAM action of that name.
 """
 
 import datetime
@@ -23,7 +31,9 @@ import threading
 from urllib.parse import parse_qs
 
 import moto.ec2.models.amis as moto_amis
+import moto.iam.access_control as access_control
 import moto.server as moto_server
+from botocore.credentials import Credentials
 from moto.core.parse import default_timestamp_parser as parse_timestamp
 from moto.ssm.models import Parameter, ParameterDict
 
@@ -77,6 +87,63 @@ def _seeding_check(self, key):
 
 
 ParameterDict._check_loading_status = _seeding_check
+
+ROOT_ACCESS_KEY = "testing"
+ROOT_SECRET_KEY = "testing"
+
+
+class RootAccessKey:
+    """The account's root user: every action allowed, no trust policy consulted."""
+
+    def __init__(self, account_id, partition):
+        self.arn = f"arn:{partition}:iam::{account_id}:root"
+
+    def create_credentials(self):
+        return Credentials(ROOT_ACCESS_KEY, ROOT_SECRET_KEY)
+
+    def collect_policies(self):
+        return []
+
+
+_original_create_access_key = access_control.create_access_key
+
+
+def _create_access_key(account_id, partition, access_key_id, headers):
+    if access_key_id == ROOT_ACCESS_KEY:
+        return RootAccessKey(account_id, partition)
+    return _original_create_access_key(account_id, partition, access_key_id, headers)
+
+
+access_control.create_access_key = _create_access_key
+
+TRANSACT_ITEM_ACTIONS = {
+    "Put": "dynamodb:PutItem",
+    "Update": "dynamodb:UpdateItem",
+    "Delete": "dynamodb:DeleteItem",
+    "ConditionCheck": "dynamodb:ConditionCheckItem",
+    "Get": "dynamodb:GetItem",
+}
+_original_check_action_permitted = access_control.IAMRequestBase.check_action_permitted
+
+
+def _check_action_permitted(self, resource):
+    if isinstance(self._access_key, RootAccessKey):
+        return
+    if self._action in ("dynamodb:TransactWriteItems", "dynamodb:TransactGetItems"):
+        items = json.loads(self._body or b"{}").get("TransactItems", [])
+        actions = {TRANSACT_ITEM_ACTIONS[kind] for item in items for kind in item if kind in TRANSACT_ITEM_ACTIONS}
+        transact = self._action
+        try:
+            for action in sorted(actions):
+                self._action = action
+                _original_check_action_permitted(self, resource)
+        finally:
+            self._action = transact
+        return
+    _original_check_action_permitted(self, resource)
+
+
+access_control.IAMRequestBase.check_action_permitted = _check_action_permitted
 
 FAULTS = []
 LOCK = threading.Lock()

@@ -26,12 +26,12 @@ import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-po
 import { interruptionDeps } from '../../../shared/runtime/deps/interruption';
 import { provisionDeps } from '../../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
-import { buildRuntime, type Runtime } from '../../../shared/runtime/environment';
 import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
 import { RecordingRetryQueue } from '../../runtime/fakes';
 import { node, pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { createCluster, createNetwork, type MotoAccount, motoAccount } from '../helpers';
+import { type FunctionRuntimes, functionRuntimes } from '../iam';
 
 const CLUSTER = 'c1';
 
@@ -67,7 +67,7 @@ const nodePool: NodePool = {
 
 let account: MotoAccount;
 let api: FakeApiServer;
-let runtime: Runtime;
+let runtimes: FunctionRuntimes;
 let noticeQueue: string;
 let tools: Powertools;
 
@@ -108,18 +108,18 @@ function pendingPod(name: string, cpu = '500m'): Pod {
 
 const watch = (ms: number) =>
   watcherHandler(
-    once(() => watcherDeps(runtime, tools.telemetry)),
+    once(() => watcherDeps(runtimes.watcher, tools.telemetry)),
     tools,
   )({}, context(ms + 5_000));
 const provisionFn = () =>
   provisionHandler(
-    once(async () => provisionDeps(runtime, tools.telemetry)),
+    once(async () => provisionDeps(runtimes.provision, tools.telemetry)),
     tools,
     () => new RecordingRetryQueue(),
   );
 const interruptionFn = () =>
   interruptionHandler(
-    once(() => interruptionDeps(runtime, tools.telemetry)),
+    once(() => interruptionDeps(runtimes.interruption, tools.telemetry)),
     tools,
   );
 
@@ -164,7 +164,7 @@ beforeAll(async () => {
   const dir = mkdtempSync(join(tmpdir(), 'karpless-runtime-'));
   const configFile = join(dir, 'karpless-config.json');
   writeFileSync(configFile, JSON.stringify({ nodePools: [nodePool], nodeClasses: [nodeClass] }));
-  runtime = buildRuntime({
+  runtimes = await functionRuntimes(account, {
     env: {
       KARPLESS_CLUSTER_NAME: CLUSTER,
       KARPLESS_STATE_TABLE: 'karpless-state',
@@ -173,7 +173,6 @@ beforeAll(async () => {
       KARPLESS_KUBE_ENDPOINT: api.url,
       AWS_REGION: account.region,
     },
-    clients: account,
   });
 });
 
@@ -231,7 +230,13 @@ describe('runtime against moto and the fake API server', () => {
           ],
         }),
       );
-    const ours = await run({ [TAG.clusterName]: CLUSTER, [TAG.nodeClaim]: 'general-spot1', [TAG.nodePool]: 'general' });
+    // Tagged as every launched instance is (the owned tag is what the roles' deletion is scoped by).
+    const ours = await run({
+      [TAG.clusterName]: CLUSTER,
+      [TAG.clusterOwned(CLUSTER)]: 'owned',
+      [TAG.nodeClaim]: 'general-spot1',
+      [TAG.nodePool]: 'general',
+    });
     const instance = ours.Instances?.[0];
     const nodeName = 'ip-10-0-1-20.us-west-2.compute.internal';
     api.addNode(
@@ -245,7 +250,7 @@ describe('runtime against moto and the fake API server', () => {
       ...pod('bound-1', { nodeName, owner: { kind: 'ReplicaSet', name: 'web' } }),
       status: { phase: 'Running' },
     });
-    const other = await run({ [TAG.clusterName]: 'other', [TAG.nodeClaim]: 'x' });
+    const other = await run({ [TAG.clusterName]: 'other', [TAG.clusterOwned('other')]: 'owned', [TAG.nodeClaim]: 'x' });
     const otherId = other.Instances?.[0]?.InstanceId ?? '';
     const spot = (id: string) =>
       JSON.stringify({
@@ -288,6 +293,7 @@ describe('runtime against moto and the fake API server', () => {
             ResourceType: 'instance',
             Tags: [
               { Key: TAG.clusterName, Value: CLUSTER },
+              { Key: TAG.clusterOwned(CLUSTER), Value: 'owned' },
               { Key: TAG.nodeClaim, Value: 'general-spot1' },
               { Key: TAG.nodePool, Value: 'general' },
             ],
