@@ -194,16 +194,23 @@ export function scopedDeletion(
 }
 
 /**
- * Garbage collection of the cluster's managed instance profiles: list and read them under the
+ * Garbage collection of the cluster's managed instance profiles: list them, read them under the
  * cluster's IAM path (`/karpenter/<region>/<cluster>/`, see instanceProfilePath), and remove the
  * role from and delete only those tagged as the cluster's in this region (AllowScopedInstanceProfileActions).
  */
 export function instanceProfileCleanup(clusterName: string): PolicyStatement[] {
   const underPath = `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:instance-profile/karpenter/${Aws.REGION}/${clusterName}/*`;
   return [
+    // ListInstanceProfiles has no resource type (Service Authorization Reference): only "*" allows
+    // it. Listing is read-only; what gc may delete stays scoped to the path and the tags below.
+    new PolicyStatement({
+      sid: 'AllowInstanceProfileListing',
+      actions: ['iam:ListInstanceProfiles'],
+      resources: ['*'],
+    }),
     new PolicyStatement({
       sid: 'AllowScopedInstanceProfileListActions',
-      actions: ['iam:ListInstanceProfiles', 'iam:GetInstanceProfile'],
+      actions: ['iam:GetInstanceProfile'],
       resources: [underPath],
     }),
     new PolicyStatement({

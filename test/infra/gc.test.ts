@@ -59,6 +59,14 @@ describe('Provisioner: gc function', () => {
     );
   });
 
+  it('lists instance profiles on "*", the only resource ListInstanceProfiles is authorized on', () => {
+    const statements = statementsOf(exampleTemplate(), 'Gc');
+    expect(statements.find((s) => s.Sid === 'AllowInstanceProfileListing')).toMatchObject({
+      Action: 'iam:ListInstanceProfiles',
+      Resource: '*',
+    });
+  });
+
   it('deletes only instance profiles under the cluster’s path and tagged for the cluster and region', () => {
     const statements = statementsOf(exampleTemplate(), 'Gc');
     const path = JSON.stringify(statements.find((s) => s.Sid === 'AllowScopedInstanceProfileListActions')?.Resource);
