@@ -18,7 +18,7 @@ import { CreateRoleCommand } from '@aws-sdk/client-iam';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { PutParameterCommand } from '@aws-sdk/client-ssm';
 import type { Context, SQSEvent } from 'aws-lambda';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as provisionHandler } from '../../../lambdas/provision/handler';
 import { createHandler as watcherHandler } from '../../../lambdas/watcher/handler';
 import type { Pod } from '../../../shared/apis/core/v1';
@@ -74,6 +74,9 @@ const nodePool: NodePool = {
     },
   },
 };
+
+// Each test deploys a fresh account and runs functions end to end: minutes on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 let tools: Powertools;
 const servers: FakeApiServer[] = [];

@@ -20,7 +20,7 @@ import {
   ListInstanceProfilesCommand,
 } from '@aws-sdk/client-iam';
 import type { Context } from 'aws-lambda';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as gcHandler } from '../../../lambdas/gc/handler';
 import { createHandler as watcherHandler } from '../../../lambdas/watcher/handler';
 import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
@@ -29,12 +29,13 @@ import { EMPTY_SINCE_ANNOTATION } from '../../../shared/disruption/emptiness';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
 import { gcDeps } from '../../../shared/runtime/deps/gc';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
-import { buildRuntime, type Runtime } from '../../../shared/runtime/environment';
+import type { Runtime } from '../../../shared/runtime/environment';
 import type { GcReport } from '../../../shared/runtime/gc';
 import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
 import { daemonSet, node, pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { type MotoAccount, motoAccount } from '../helpers';
+import { functionRuntimes } from '../iam';
 
 const CLUSTER = 'c1';
 const MIN = 60_000;
@@ -78,6 +79,9 @@ interface Cluster {
   watch(ms: number): Promise<unknown>;
 }
 
+// Each test deploys the stack's roles into a fresh account (synth, five roles): allow for a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
+
 const clusters: Cluster[] = [];
 
 function context(remainingMs: number): Context {
@@ -92,7 +96,7 @@ async function cluster(pool: NodePool = nodePool): Promise<Cluster> {
   const configFile = join(dir, 'karpless-config.json');
   writeFileSync(configFile, JSON.stringify({ nodePools: [pool], nodeClasses: [nodeClass] }));
   let offset = 0;
-  const runtime = buildRuntime({
+  const runtimes = await functionRuntimes(account, {
     env: {
       KARPLESS_CLUSTER_NAME: CLUSTER,
       KARPLESS_STATE_TABLE: 'karpless-state',
@@ -101,21 +105,20 @@ async function cluster(pool: NodePool = nodePool): Promise<Cluster> {
       KARPLESS_KUBE_ENDPOINT: api.url,
       AWS_REGION: account.region,
     },
-    clients: account,
     clock: () => Date.now() + offset,
   });
   const gc = gcHandler(
-    once(() => gcDeps(runtime, tools.telemetry)),
+    once(() => gcDeps(runtimes.gc, tools.telemetry)),
     tools,
   );
   const watcher = watcherHandler(
-    once(() => watcherDeps(runtime, tools.telemetry)),
+    once(() => watcherDeps(runtimes.watcher, tools.telemetry)),
     tools,
   );
   const created: Cluster = {
     account,
     api,
-    runtime,
+    runtime: runtimes.gc,
     advance: (ms) => {
       offset += ms;
     },
