@@ -41,6 +41,13 @@ function detailOf(body: string): { detail?: unknown; problem?: string } {
   return { detail: e.detail };
 }
 
+/** The pods a notice names, for the one line that says they are not planned (at most 20 named). */
+function namedPods(detail: PodsUnschedulableDetail): string {
+  const names = detail.pods.map((p) => `${p.namespace}/${p.name}`);
+  const shown = names.slice(0, 20).join(', ');
+  return names.length > 20 ? `pods ${shown} and ${names.length - 20} more` : `pods ${shown}`;
+}
+
 export function parseProvisionRecords(records: readonly QueueRecord[], cluster: string): ParsedBatch {
   const rejected: RejectedRecord[] = [];
   const details: PodsUnschedulableDetail[] = [];
@@ -59,7 +66,10 @@ export function parseProvisionRecords(records: readonly QueueRecord[], cluster: 
     if (validation.detail.cluster !== cluster) {
       rejected.push({
         messageId: record.messageId,
-        problems: [`detail.cluster: "${validation.detail.cluster}" is not this function's cluster "${cluster}"`],
+        problems: [
+          `detail.cluster: "${validation.detail.cluster}" is not this function's cluster "${cluster}": ` +
+            `nothing planned for ${namedPods(validation.detail)}`,
+        ],
       });
       continue;
     }

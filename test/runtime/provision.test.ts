@@ -2,7 +2,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/apis/core/v1';
 import { METRIC } from '../../shared/contracts';
 import { KubeApiError, KubeTransportError } from '../../shared/kube/types';
+import { noticePodFromPod } from '../../shared/notice';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../../shared/providers/instance';
+import { parseProvisionRecords } from '../../shared/runtime/notices';
 import {
   INITIALIZED_NODE_NOMINATION_MS,
   type NodeClaimsLaunchedDetail,
@@ -488,5 +490,29 @@ describe('provision: volume topology', () => {
     await provision(deps(), batch(pods(2)));
     expect(kube.callsTo('listPersistentVolumeClaims')).toEqual([]);
     expect(kube.callsTo('listStorageClasses')).toEqual([]);
+  });
+});
+
+describe('a notice naming another cluster', () => {
+  it('is acknowledged with one problem that names its pods', () => {
+    const body = JSON.stringify({
+      'detail-type': 'PodsUnschedulable',
+      detail: {
+        cluster: 'other',
+        observedAt: '2026-01-01T00:00:00.000Z',
+        pods: pods(2).map(noticePodFromPod),
+        daemonSets: [],
+      },
+    });
+    const parsed = parseProvisionRecords([{ messageId: 'm0', body }], 'c1');
+    expect(parsed.batch).toBeUndefined();
+    expect(parsed.rejected).toEqual([
+      {
+        messageId: 'm0',
+        problems: [
+          'detail.cluster: "other" is not this function\'s cluster "c1": nothing planned for pods default/p0, default/p1',
+        ],
+      },
+    ]);
   });
 });
