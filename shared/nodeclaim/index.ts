@@ -144,7 +144,8 @@ export function nodeClaimFromPlan(input: NodeClaimInput): NodeClaimLaunch {
 
 /** Where EC2 actually put the instance. */
 export interface LaunchedInstance {
-  instanceType: InstanceType;
+  /** Only its labels count: a type no longer in the catalog is known by its name label alone. */
+  instanceType: Pick<InstanceType, 'labels'>;
   zone: string;
   zoneID?: string;
   capacityType: CapacityType;
@@ -153,14 +154,10 @@ export interface LaunchedInstance {
 }
 
 /**
- * The labels the Node gets at registration (Karpenter's PopulateNodeClaimDetails then registration):
- * the launched type's labels, its zone, zone id and capacity type, overridden by the claim's own
- * labels, plus `karpenter.sh/registered=true`.
+ * The labels what EC2 launched adds to the claim (Karpenter's PopulateNodeClaimDetails): the
+ * launched type's labels, its zone, zone id and capacity type, and the reservation it runs in.
  */
-export function registrationLabels(
-  claim: Pick<NodeClaimLaunch, 'labels'>,
-  launched: LaunchedInstance,
-): Record<string, string> {
+export function launchedLabels(launched: LaunchedInstance): Record<string, string> {
   return {
     ...launched.instanceType.labels,
     [LABEL_ZONE]: launched.zone,
@@ -172,7 +169,16 @@ export function registrationLabels(
           'karpenter.k8s.aws/capacity-reservation-type': launched.reservation.type,
         }
       : {}),
-    ...claim.labels,
-    [KUBE.registeredLabel]: 'true',
   };
+}
+
+/**
+ * The labels the Node gets at registration (Karpenter's PopulateNodeClaimDetails then registration):
+ * the launched labels, overridden by the claim's own, plus `karpenter.sh/registered=true`.
+ */
+export function registrationLabels(
+  claim: Pick<NodeClaimLaunch, 'labels'>,
+  launched: LaunchedInstance,
+): Record<string, string> {
+  return { ...launchedLabels(launched), ...claim.labels, [KUBE.registeredLabel]: 'true' };
 }

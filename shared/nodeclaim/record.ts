@@ -211,6 +211,7 @@ export function markLaunched(record: NodeClaimRecord, launched: LaunchedDetails)
 
 /** Registered=True with the Node's name. */
 export function markRegistered(record: NodeClaimRecord, nodeName: string, now: number): NodeClaimRecord {
+  if (record.status.nodeName === nodeName && isConditionTrue(record, CONDITION.registered)) return record;
   const next = { ...record, status: { ...record.status, nodeName } };
   return setCondition(next, CONDITION.registered, { status: 'True', reason: 'Registered', now });
 }

@@ -21,7 +21,7 @@ import { resolveInstanceTypes } from '../instancetypes/resolve';
 import type { CatalogInstanceType } from '../instancetypes/types';
 import { kubeClientForCluster } from '../kube/client';
 import type { KubeClient } from '../kube/types';
-import { registrationLabels, requirementLabels } from '../nodeclaim';
+import { backfillRecord, withNodeCapacity } from '../nodeclaim/launch-record';
 import { noticeDaemonSetFromDaemonSet, noticePodFromPod, splitNotice } from '../notice';
 import type { PodsUnschedulableDetail } from '../notice/types';
 import { errorCode } from '../providers/aws-errors';
@@ -334,28 +334,17 @@ export function claimKnowledge(
   typeLabels: InstanceTypeLabels = instanceTypeLabelSource(runtime),
 ): ClaimKnowledge {
   return {
-    async registrationLabels(instance) {
+    async backfill(instance, node) {
       const pool = nodePoolOf(runtime, instance.nodePool);
       const nodeClass = runtime.config.nodeClasses.find((c) => c.metadata.name === instance.nodeClass);
       const labels = await typeLabels(instance.instanceType, nodeClass);
-      const claimLabels = pool
-        ? {
-            ...requirementLabels(pool.spec.template.spec.requirements),
-            ...(pool.spec.template.metadata?.labels ?? {}),
-            'karpenter.sh/nodepool': instance.nodePool,
-            'karpenter.k8s.aws/ec2nodeclass': instance.nodeClass,
-          }
-        : { 'karpenter.sh/nodepool': instance.nodePool };
-      const launched = {
-        instanceType: { labels: labels ?? { 'node.kubernetes.io/instance-type': instance.instanceType } },
-        zone: instance.zone,
-        capacityType: instance.capacityType,
-        ...(instance.reservation ? { reservation: instance.reservation } : {}),
-      };
-      return registrationLabels({ labels: claimLabels }, launched as Parameters<typeof registrationLabels>[1]);
-    },
-    startupTaints(nodePool) {
-      return nodePoolOf(runtime, nodePool)?.spec.template.spec.startupTaints ?? [];
+      const record = backfillRecord({
+        instance,
+        ...(pool ? { nodePool: pool } : {}),
+        ...(labels ? { instanceType: { labels } } : {}),
+        now: runtime.clock(),
+      });
+      return withNodeCapacity(record, node);
     },
     terminationGracePeriodMs(nodePool) {
       const grace = nodePoolOf(runtime, nodePool)?.spec.template.spec.terminationGracePeriod;

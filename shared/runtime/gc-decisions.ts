@@ -6,6 +6,7 @@
 import type { Node } from '../apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../apis/v1/types';
 import { KUBE, REGISTRATION_TTL_MS, TAG } from '../contracts';
+import { instanceIdOf, type NodeClaimRecord } from '../nodeclaim/record';
 import type { ClusterInstanceProfile } from '../providers/instanceprofile-gc';
 import type { ClusterLaunchTemplate } from '../providers/launchtemplate-gc';
 import { type ClaimInstance, instanceIdFromProviderID } from './instances';
@@ -25,9 +26,11 @@ export type GcReason =
   /** A template of a current pair whose AMI no instance of the cluster runs (superseded by a release). */
   | 'Unused'
   /** An instance profile of an EC2NodeClass removed from the configuration. */
-  | 'NodeClassRemoved';
+  | 'NodeClassRemoved'
+  /** A NodeClaim record written before CreateFleet whose instance never appeared within the registration TTL. */
+  | 'NeverLaunched';
 
-export type GcResource = 'instance' | 'node' | 'launch-template' | 'instance-profile';
+export type GcResource = 'instance' | 'node' | 'launch-template' | 'instance-profile' | 'nodeclaim';
 
 export interface GcVerdict {
   resource: GcResource;
@@ -223,6 +226,55 @@ export function orphanedInstanceProfiles(input: InstanceProfileInput): GcVerdict
       id: p.name,
       reason: 'NodeClassRemoved',
       detail: `EC2NodeClass/${nodeClass} is not in the configuration and no instance of it is running`,
+    });
+  }
+  return out;
+}
+
+const GONE_STATES = new Set(['shutting-down', 'terminated']);
+
+export interface OrphanedRecordsInput {
+  now: number;
+  records: readonly NodeClaimRecord[];
+  /** Our pending or running instances. */
+  live: readonly ClaimInstance[];
+  /** Instances of launched records that are not live, as EC2 still reports them (absent: unknown to EC2). */
+  others: ReadonlyMap<string, ClaimInstance>;
+}
+
+/**
+ * NodeClaim records whose claim is over: written before CreateFleet but no instance of the claim
+ * appeared within the registration TTL (the launch failed without cleaning up, or its invocation
+ * died), or launched and their instance is terminated or no longer known to EC2.
+ */
+export function orphanedRecords(input: OrphanedRecordsInput): GcVerdict[] {
+  const liveIds = new Set(input.live.map((i) => i.instanceId));
+  const liveClaims = new Set(input.live.map((i) => i.nodeClaimName));
+  const out: GcVerdict[] = [];
+  for (const record of input.records) {
+    const name = record.metadata.name;
+    const instanceId = instanceIdOf(record);
+    if (instanceId === undefined) {
+      // Its instance exists but the launch has not recorded it yet (it will, on retry).
+      if (liveClaims.has(name)) continue;
+      const created = Date.parse(record.metadata.creationTimestamp);
+      if (!(input.now - created >= REGISTRATION_TTL_MS)) continue;
+      out.push({
+        resource: 'nodeclaim',
+        id: name,
+        reason: 'NeverLaunched',
+        detail: `record written ${record.metadata.creationTimestamp}, no instance after ${REGISTRATION_TTL_MS / 60_000} min`,
+      });
+      continue;
+    }
+    if (liveIds.has(instanceId)) continue;
+    const other = input.others.get(instanceId);
+    if (other && !GONE_STATES.has(other.state)) continue;
+    out.push({
+      resource: 'nodeclaim',
+      id: name,
+      reason: 'InstanceGone',
+      detail: `instance ${instanceId} is ${other ? other.state : 'no longer known to EC2'}`,
     });
   }
   return out;

@@ -13,11 +13,13 @@ import type { Node } from '../apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../apis/v1/types';
 import { KUBE, METRIC, TAG } from '../contracts';
 import type { KubeClient } from '../kube/types';
+import { backfillRecord, withNodeCapacity } from '../nodeclaim/launch-record';
+import { instanceIdOf, markInitialized, markRegistered, type NodeClaimRecord } from '../nodeclaim/record';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import type { ClusterInstanceProfile, ClusterInstanceProfiles } from '../providers/instanceprofile-gc';
 import type { ClusterLaunchTemplate, ClusterLaunchTemplates } from '../providers/launchtemplate-gc';
-import type { FullStateStore } from '../providers/state';
+import type { FullStateStore, NodeClaimStore } from '../providers/state';
 import {
   type GcVerdict,
   LAUNCH_TEMPLATE_MIN_AGE_MS,
@@ -26,11 +28,13 @@ import {
   orphanedInstanceProfiles,
   orphanedInstances,
   orphanedLaunchTemplates,
+  orphanedRecords,
   registeredInstanceIds,
 } from './gc-decisions';
 import { type EmptinessDeps, type EmptinessReport, runEmptiness } from './gc-emptiness';
-import { type ClaimInstances, instanceIdFromProviderID } from './instances';
+import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { finalizers, resourceVersion } from './objects';
+import { isInitialized, isRegistered } from './registration';
 import type { Telemetry } from './telemetry';
 
 /** How long an instance seen registered is remembered: past expireAfter's 720 h default, refreshed each run. */
@@ -45,6 +49,7 @@ export interface GcDeps extends Telemetry, EmptinessDeps {
   kube: EmptinessDeps['kube'] & Pick<KubeClient, 'listNodes' | 'deleteNode' | 'patchNode'>;
   state: EmptinessDeps['state'] &
     Pick<FullStateStore, 'drains' | 'deleteDrain' | 'rememberRegistered' | 'registeredInstances' | 'forgetRegistered'>;
+  records: Pick<NodeClaimStore, 'nodeClaims' | 'createNodeClaim' | 'deleteNodeClaim'>;
   launchTemplates: Pick<ClusterLaunchTemplates, 'list' | 'delete' | 'imageId'>;
   instanceProfiles: Pick<ClusterInstanceProfiles, 'list' | 'delete'>;
   clock: Clock;
@@ -131,6 +136,59 @@ async function collectNodesAndInstances(deps: GcDeps, report: GcReport, nodes: N
     REGISTERED_MEMORY_TTL_MS,
   );
   await deps.state.forgetRegistered(remembered.filter((id) => !liveIds.has(id) || terminated.has(id)));
+  const stillLive = live.filter((i) => !terminated.has(i.instanceId));
+  await collectRecords(deps, report, stillLive, nodeOf);
+}
+
+/**
+ * Deletes the records of claims that are over, and writes once the record of each registered
+ * instance launched before records existed (from its tags, today's NodePool and its Node's
+ * capacity). Instances without a Node yet get theirs from the watcher when it registers them.
+ */
+async function collectRecords(
+  deps: GcDeps,
+  report: GcReport,
+  live: readonly ClaimInstance[],
+  nodeOf: ReadonlyMap<string, Node>,
+): Promise<void> {
+  const records = await deps.records.nodeClaims();
+  const liveIds = new Set(live.map((i) => i.instanceId));
+  const launchedElsewhere = records.map((r) => instanceIdOf(r) ?? '').filter((id) => id !== '' && !liveIds.has(id));
+  const others = await deps.instances.byIds(launchedElsewhere);
+  for (const verdict of orphanedRecords({ now: deps.clock(), records, live, others })) {
+    await act(deps, report, verdict, () => deps.records.deleteNodeClaim(verdict.id));
+  }
+  const named = new Set(records.map((r) => r.metadata.name));
+  for (const instance of live) {
+    const node = nodeOf.get(instance.instanceId);
+    if (named.has(instance.nodeClaimName) || !node || !isRegistered(node)) continue;
+    const nodePool = deps.nodePools.find((p) => p.metadata.name === instance.nodePool);
+    const record = registeredBackfill(
+      backfillRecord({ instance, ...(nodePool ? { nodePool } : {}), now: deps.clock() }),
+      node,
+      deps.clock(),
+    );
+    try {
+      if (await deps.records.createNodeClaim(record)) {
+        deps.log.info('nodeclaim record written from the instance tags', {
+          nodeclaim: instance.nodeClaimName,
+          instanceId: instance.instanceId,
+          node: node.metadata.name,
+        });
+      }
+    } catch (error) {
+      deps.log.warn('writing a nodeclaim record from tags failed, will retry', {
+        nodeclaim: instance.nodeClaimName,
+        error: errorMessage(error),
+      });
+    }
+  }
+}
+
+/** A backfilled record completed from its registered Node: its capacity, name and lifecycle. */
+function registeredBackfill(record: NodeClaimRecord, node: Node, now: number): NodeClaimRecord {
+  const out = markRegistered(withNodeCapacity(record, node), node.metadata.name, now);
+  return isInitialized(node) ? markInitialized(out, now) : out;
 }
 
 /** The AMIs of the templates the Unused rule may judge: current pairs, past the minimum age. */

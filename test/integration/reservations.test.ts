@@ -28,6 +28,7 @@ import { InstanceLauncher } from '../../shared/providers/instance';
 import { InstanceProfileProvider } from '../../shared/providers/instanceprofile';
 import { InstanceTypeProvider } from '../../shared/providers/instancetype';
 import { LaunchTemplateProvider } from '../../shared/providers/launchtemplate';
+import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import { PlacementGroupProvider } from '../../shared/providers/placementgroup';
 import { ec2Api, eksApi, iamApi, ssmApi } from '../../shared/providers/ports';
 import { SecurityGroupProvider } from '../../shared/providers/securitygroup';
@@ -94,6 +95,7 @@ interface Setup {
   reservations: CapacityReservationProvider;
   fleets: CreateFleetCommandInput[];
   claims: AwsClaimLauncher;
+  records: InMemoryStateStore;
   nodeClass: EC2NodeClass;
 }
 
@@ -125,6 +127,7 @@ async function setup(account: MotoAccount, spec: Partial<EC2NodeClass['spec']> =
     },
   };
   const clusters = new ClusterProvider(eksApi(account.eks));
+  const records = new InMemoryStateStore(Date.now);
   const claims = new AwsClaimLauncher({
     nodeClasses: [nc],
     cluster: () => clusters.describe(CLUSTER),
@@ -137,9 +140,10 @@ async function setup(account: MotoAccount, spec: Partial<EC2NodeClass['spec']> =
       region: REGION,
       reservations,
     }),
+    records,
     clock: Date.now,
   });
-  return { account, instanceTypes: reserved.types, reservations, fleets, claims, nodeClass: nc };
+  return { account, instanceTypes: reserved.types, reservations, fleets, claims, records, nodeClass: nc };
 }
 
 async function templateData(account: MotoAccount, name: string) {
@@ -250,6 +254,29 @@ describe('capacity reservations and placement groups on moto', () => {
     expect(out.Reservations?.flatMap((r) => r.Instances ?? []).map((i) => i.InstanceId)).toEqual([launched.instanceId]);
     // The launch took one of the two reserved instances.
     expect(s.reservations.availableCount(RESERVATION)).toBe(1);
+    // The claim's record: written before CreateFleet, completed from what EC2 launched.
+    const record = await s.records.getNodeClaim('reserved-a');
+    expect(record?.status).toMatchObject({
+      providerID: `aws:///us-west-2a/${launched.instanceId}`,
+      capacity: { cpu: '2000m' },
+    });
+    expect(record?.status.conditions.find((c) => c.type === 'Launched')?.status).toBe('True');
+    expect(record?.metadata.labels).toMatchObject({
+      'karpenter.sh/nodepool': nodePool.metadata.name,
+      'node.kubernetes.io/instance-type': 'm5.large',
+      'topology.kubernetes.io/zone': 'us-west-2a',
+      'karpenter.sh/capacity-type': 'reserved',
+      'karpenter.k8s.aws/capacity-reservation-id': RESERVATION,
+    });
+    expect(record?.spec.requirements).toContainEqual({
+      key: 'node.kubernetes.io/instance-type',
+      operator: 'In',
+      values: claim.instanceTypes.map((t) => t.name),
+    });
+    // A redelivered launch finds the record and the instance: nothing launched twice.
+    const again = await s.claims.launch({ nodeClaimName: 'reserved-a', nodePool, claim });
+    expect(again).toMatchObject({ instanceId: launched.instanceId, existing: true });
+    expect(s.fleets).toHaveLength(1);
   });
 
   it('falls back to on-demand when EC2 says the reservation is full, and plans on-demand once it is', async () => {

@@ -1,13 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../shared/apis/core/v1';
+import type { Taint } from '../../shared/apis/v1/types';
 import { KUBE } from '../../shared/contracts';
 import { Batcher } from '../../shared/runtime/batcher';
 import { instanceIdFromProviderID } from '../../shared/runtime/instances';
 import { isProvisionable } from '../../shared/runtime/pending';
 import {
+  DO_NOT_SYNC_TAINTS_LABEL,
+  initializationBlocker,
   initializationPatch,
   needsInitialization,
   needsRegistration,
+  type RegistrationRecord,
   registrationPatch,
 } from '../../shared/runtime/registration';
 import { pendingPod } from './fakes';
@@ -105,9 +109,32 @@ function node(change: (n: Node) => void = () => {}): Node {
   return n;
 }
 
+function claim(
+  options: {
+    labels?: Record<string, string>;
+    taints?: Taint[];
+    startupTaints?: Taint[];
+    requests?: Record<string, string>;
+  } = {},
+): RegistrationRecord {
+  return {
+    metadata: { labels: options.labels ?? {}, annotations: {} },
+    spec: {
+      taints: options.taints ?? [],
+      startupTaints: options.startupTaints ?? [],
+      resources: { requests: options.requests ?? {} },
+    },
+  };
+}
+
 describe('registration', () => {
   it('adds labels, the finalizer (guarded by resourceVersion) and drops only the unregistered taint', () => {
-    const patch = registrationPatch(node(), { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/hostname': 'n1' });
+    const patch = registrationPatch(
+      node((n) => {
+        n.metadata.labels = { ...n.metadata.labels, [DO_NOT_SYNC_TAINTS_LABEL]: 'true' };
+      }),
+      claim({ labels: { 'karpenter.sh/nodepool': 'default', 'kubernetes.io/hostname': 'n1' } }),
+    );
     expect(patch).toEqual({
       metadata: {
         labels: { 'karpenter.sh/nodepool': 'default', [KUBE.registeredLabel]: 'true' },
@@ -116,6 +143,21 @@ describe('registration', () => {
       },
       spec: { taints: [{ key: 'example.com/startup', effect: 'NoSchedule' }] },
     });
+  });
+
+  it('syncs the record’s taints and startup taints onto a node without do-not-sync-taints, once each', () => {
+    const patch = registrationPatch(
+      node(),
+      claim({
+        taints: [{ key: 'dedicated', value: 'gpu', effect: 'NoSchedule' }],
+        startupTaints: [{ key: 'example.com/startup', effect: 'NoSchedule' }],
+      }),
+    );
+    expect(patch.spec?.taints).toEqual([
+      { key: 'example.com/startup', effect: 'NoSchedule' },
+      { key: 'dedicated', value: 'gpu', effect: 'NoSchedule' },
+    ]);
+    expect(patch.metadata?.resourceVersion).toBe('7');
   });
 
   it('needs nothing more once registered', () => {
@@ -128,20 +170,36 @@ describe('registration', () => {
     expect(needsRegistration(node())).toBe(true);
   });
 
-  it('initializes only a Ready registered node without startup taints', () => {
-    const startup = [{ key: 'example.com/startup', effect: 'NoSchedule' as const }];
-    const ready = (taints: NonNullable<Node['spec']>) =>
+  it('initializes only a Ready registered node without startup or ephemeral taints, extended resources registered', () => {
+    const startup = claim({ startupTaints: [{ key: 'example.com/startup', effect: 'NoSchedule' }] });
+    const ready = (spec: NonNullable<Node['spec']>, allocatable: Record<string, string> = {}) =>
       node((n) => {
         n.metadata.labels = { [KUBE.registeredLabel]: 'true' };
-        n.spec = taints;
-        Object.assign(n, { status: { conditions: [{ type: 'Ready', status: 'True' }] } });
+        n.spec = spec;
+        Object.assign(n, { status: { allocatable, conditions: [{ type: 'Ready', status: 'True' }] } });
       });
     expect(needsInitialization(ready({ taints: [] }), startup)).toBe(true);
-    expect(needsInitialization(ready({ taints: startup }), startup)).toBe(false);
-    expect(needsInitialization(ready({ taints: [{ key: KUBE.unregisteredTaintKey, effect: 'NoExecute' }] }), [])).toBe(
-      false,
+    expect(
+      needsInitialization(ready({ taints: [{ key: 'example.com/startup', effect: 'NoSchedule' }] }), startup),
+    ).toBe(false);
+    expect(
+      needsInitialization(ready({ taints: [{ key: KUBE.unregisteredTaintKey, effect: 'NoExecute' }] }), claim()),
+    ).toBe(false);
+    for (const key of [
+      'node.kubernetes.io/not-ready',
+      'node.kubernetes.io/unreachable',
+      'node.kubernetes.io/network-unavailable',
+      'node.cloudprovider.kubernetes.io/uninitialized',
+    ]) {
+      const tainted = ready({ taints: [{ key, effect: 'NoSchedule' }] });
+      expect(initializationBlocker(tainted, claim())).toBe(`ephemeral taint ${key}:NoSchedule is still on the node`);
+    }
+    const gpu = claim({ requests: { cpu: '2', memory: '1Gi', 'nvidia.com/gpu': '1' } });
+    expect(initializationBlocker(ready({ taints: [] }, { 'nvidia.com/gpu': '0' }), gpu)).toBe(
+      "resource nvidia.com/gpu is not registered in the node's allocatable yet",
     );
-    expect(needsInitialization(node(), [])).toBe(false);
+    expect(needsInitialization(ready({ taints: [] }, { 'nvidia.com/gpu': '1' }), gpu)).toBe(true);
+    expect(needsInitialization(node(), claim())).toBe(false);
     expect(initializationPatch.metadata?.labels).toEqual({ [KUBE.initializedLabel]: 'true' });
   });
 });

@@ -7,6 +7,7 @@ import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 import { KUBE, METRIC, TAG } from '../../shared/contracts';
 import { BUDGET_LEDGER_KEY } from '../../shared/disruption/types';
 import { isEvictable } from '../../shared/kube/client';
+import { markLaunched, type NodeClaimRecord, newNodeClaimRecord } from '../../shared/nodeclaim/record';
 import type { ClusterInstanceProfile } from '../../shared/providers/instanceprofile-gc';
 import type { ClusterLaunchTemplate } from '../../shared/providers/launchtemplate-gc';
 import { InMemoryStateStore } from '../../shared/providers/memorystate';
@@ -66,6 +67,7 @@ function setup() {
     instances,
     kube,
     state,
+    records: state,
     launchTemplates: {
       list: async () => templates,
       imageId: async () => undefined,
@@ -200,5 +202,94 @@ describe('runGarbageCollection', () => {
     const report = await runGarbageCollection(t.deps);
     expect(report.emptiness.disrupted).toEqual([]);
     expect(report.emptiness.marked).toEqual([]);
+  });
+});
+
+describe('runGarbageCollection: NodeClaim records', () => {
+  const MINUTE = 60_000;
+  function record(name: string, createdAgoMs: number, instanceId?: string): NodeClaimRecord {
+    const fresh = newNodeClaimRecord({
+      name,
+      labels: { 'karpenter.sh/nodepool': 'default' },
+      annotations: {},
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        requirements: [],
+        resources: { requests: {} },
+        taints: [],
+        startupTaints: [],
+        expireAfter: '720h',
+      },
+      now: NOW - createdAgoMs,
+    });
+    if (!instanceId) return fresh;
+    return markLaunched(fresh, {
+      providerID: `aws:///us-west-2a/${instanceId}`,
+      imageID: 'ami-1',
+      capacity: {},
+      allocatable: {},
+      labels: {},
+      now: NOW - createdAgoMs,
+    });
+  }
+
+  it('deletes a record whose instance never appeared within the registration TTL, and records of gone instances', async () => {
+    const t = setup();
+    await t.state.createNodeClaim(record('never', 16 * MINUTE));
+    await t.state.createNodeClaim(record('launching', 5 * MINUTE));
+    await t.state.createNodeClaim(record('unrecorded', 30 * MINUTE));
+    t.instances.add({ instanceId: 'i-0a1', nodeClaimName: 'unrecorded', launchTime: NOW - 30 * MINUTE });
+    t.kube.putNode(ourNode('n-live', 'i-0a1'));
+    await t.state.createNodeClaim(record('terminated', HOUR, 'i-0d2'));
+    t.instances.add({ instanceId: 'i-0d2', nodeClaimName: 'terminated', state: 'terminated' });
+    await t.state.createNodeClaim(record('vanished', HOUR, 'i-0e3'));
+
+    const report = await runGarbageCollection(t.deps);
+
+    expect((await t.state.nodeClaims()).map((r) => r.metadata.name)).toEqual(['launching', 'unrecorded']);
+    expect(report.deleted.filter((v) => v.resource === 'nodeclaim').map((v) => [v.id, v.reason])).toEqual([
+      ['never', 'NeverLaunched'],
+      ['terminated', 'InstanceGone'],
+      ['vanished', 'InstanceGone'],
+    ]);
+    expect(t.metrics.sum(METRIC.garbageCollected, { resource: 'nodeclaim', reason: 'InstanceGone' })).toBe(2);
+  });
+
+  it('writes once the record of a registered instance launched before records, from its tags and its Node', async () => {
+    const t = setup();
+    t.instances.add({
+      instanceId: 'i-0b4',
+      nodeClaimName: 'default-old',
+      instanceType: 'm5.large',
+      launchTime: NOW - HOUR,
+    });
+    const node = ourNode('n-old', 'i-0b4');
+    node.status = { capacity: { cpu: '2', memory: '8Gi' }, allocatable: { cpu: '1930m', memory: '7Gi' } };
+    t.kube.putNode(node);
+    t.instances.add({ instanceId: 'i-0c5', nodeClaimName: 'default-new', launchTime: NOW - MINUTE });
+
+    await runGarbageCollection(t.deps);
+    await runGarbageCollection(t.deps);
+
+    const records = await t.state.nodeClaims();
+    // The instance without a Node is left to the watcher, which writes its record when it registers it.
+    expect(records.map((r) => r.metadata.name)).toEqual(['default-old']);
+    const [old] = records;
+    expect(old?.status).toMatchObject({
+      providerID: 'aws:///us-west-2a/i-0b4',
+      nodeName: 'n-old',
+      capacity: { cpu: '2', memory: '8Gi' },
+    });
+    expect(old?.metadata.labels).toMatchObject({
+      'karpenter.sh/nodepool': 'default',
+      'node.kubernetes.io/instance-type': 'm5.large',
+    });
+    expect(old?.metadata.creationTimestamp).toBe(new Date(NOW - HOUR).toISOString());
+    expect(old?.status.conditions.filter((c) => c.status === 'True').map((c) => c.type)).toEqual([
+      'Launched',
+      'Registered',
+      'Initialized',
+    ]);
+    expect(t.log.lines.filter((l) => l.message === 'nodeclaim record written from the instance tags')).toHaveLength(1);
   });
 });

@@ -8,6 +8,7 @@ import { createHandler as watcherHandler } from '../../lambdas/watcher/handler';
 import { DETAIL_TYPE } from '../../shared/contracts';
 import { parseInterruption } from '../../shared/interruption';
 import { noticePodFromPod } from '../../shared/notice';
+import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import type { Powertools } from '../../shared/runtime/powertools';
 import { powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
@@ -247,9 +248,11 @@ describe('watcher handler', () => {
             return 1;
           },
         },
+        records: new InMemoryStateStore(time.clock),
         claims: {
-          registrationLabels: async () => ({}),
-          startupTaints: () => [],
+          backfill: async () => {
+            throw new Error('no node of ours in this test');
+          },
           terminationGracePeriodMs: () => undefined,
         },
         isEvictable: () => true,
@@ -279,9 +282,11 @@ describe('watcher handler', () => {
             throw new Error('PutEvents: AccessDeniedException');
           },
         },
+        records: new InMemoryStateStore(time.clock),
         claims: {
-          registrationLabels: async () => ({}),
-          startupTaints: () => [],
+          backfill: async () => {
+            throw new Error('no node of ours in this test');
+          },
           terminationGracePeriodMs: () => undefined,
         },
         isEvictable: () => true,

@@ -1,6 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Node, Pod, Workload } from '../../shared/apis/core/v1';
+import type { NodePool } from '../../shared/apis/v1/types';
 import { KUBE, METRIC } from '../../shared/contracts';
+import { backfillRecord } from '../../shared/nodeclaim/launch-record';
+import { CONDITION, condition, isConditionTrue, markLaunched, newNodeClaimRecord } from '../../shared/nodeclaim/record';
+import { InMemoryStateStore } from '../../shared/providers/memorystate';
+import { DO_NOT_SYNC_TAINTS_LABEL } from '../../shared/runtime/registration';
 import { runWatcher, type WatcherDeps } from '../../shared/runtime/watcher';
 import {
   boundPod,
@@ -29,6 +34,22 @@ let instances: FakeInstances;
 let published: Published[];
 let log: RecordingLog;
 let metrics: RecordingMetrics;
+let records: InMemoryStateStore;
+
+const POOL: NodePool = {
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: 'default' },
+  spec: {
+    template: {
+      spec: {
+        requirements: [],
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        startupTaints: [{ key: 'example.com/agent-not-ready', effect: 'NoSchedule' }],
+      },
+    },
+  },
+};
 
 function deps(overrides: Partial<WatcherDeps> = {}): WatcherDeps {
   return {
@@ -45,13 +66,9 @@ function deps(overrides: Partial<WatcherDeps> = {}): WatcherDeps {
         return 1;
       },
     },
+    records,
     claims: {
-      registrationLabels: async (i) => ({
-        'karpenter.sh/nodepool': i.nodePool,
-        'node.kubernetes.io/instance-type': i.instanceType,
-        'karpenter.sh/capacity-type': i.capacityType,
-      }),
-      startupTaints: () => [{ key: 'example.com/agent-not-ready', effect: 'NoSchedule' }],
+      backfill: async (instance) => backfillRecord({ instance, nodePool: POOL, now: time.clock() }),
       terminationGracePeriodMs: () => 60_000,
     },
     isEvictable: (pod) => pod.metadata.ownerReferences?.[0]?.kind !== 'DaemonSet',
@@ -75,6 +92,7 @@ beforeEach(() => {
   published = [];
   log = new RecordingLog();
   metrics = new RecordingMetrics();
+  records = new InMemoryStateStore(time.clock);
 });
 
 describe('watcher batching', () => {
@@ -231,8 +249,15 @@ describe('watcher registration', () => {
       [KUBE.registeredLabel]: 'true',
     });
     expect((node.metadata as { finalizers?: string[] }).finalizers).toEqual([KUBE.terminationFinalizer]);
-    expect(node.spec?.taints ?? []).toEqual([]);
+    // The node booted without karpenter.sh/do-not-sync-taints: the claim's startup taint is synced on.
+    expect(node.spec?.taints ?? []).toEqual([{ key: 'example.com/agent-not-ready', effect: 'NoSchedule' }]);
     expect(metrics.sum(METRIC.registrations)).toBe(1);
+    // A tags-only instance got its record, once, and it says Registered with the node's name.
+    const record = await records.getNodeClaim('default-abc');
+    expect(record?.status).toMatchObject({ providerID: 'aws:///us-west-2a/i-0abc', nodeName: 'ip-10-0-0-1' });
+    expect(isConditionTrue(record!, CONDITION.launched)).toBe(true);
+    expect(isConditionTrue(record!, CONDITION.registered)).toBe(true);
+    expect(log.lines.filter((l) => l.message === 'nodeclaim record written from the instance tags')).toHaveLength(1);
     expect(log.lines.find((l) => l.message === 'node registered')?.fields).toMatchObject({
       nodeclaim: 'default-abc',
       instanceId: 'i-0abc',
@@ -274,6 +299,91 @@ describe('watcher registration', () => {
     await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 10_000 }), agent]));
     expect(kube.nodes.get('n1')?.metadata.labels?.[KUBE.initializedLabel]).toBe('true');
     expect(state.nominationsByClaim.has('default-abc')).toBe(false);
+  });
+});
+
+describe('watcher registration from the NodeClaim record', () => {
+  async function storedRecord(options: { gpu?: boolean } = {}): Promise<void> {
+    const record = newNodeClaimRecord({
+      name: 'default-xyz',
+      labels: { 'karpenter.sh/nodepool': 'default', 'karpenter.k8s.aws/ec2nodeclass': 'default', team: 'b' },
+      annotations: { 'karpenter.sh/nodepool-hash': '42', 'example.com/owner': 'team-b' },
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        requirements: [{ key: 'team', operator: 'In', values: ['b'] }],
+        resources: { requests: { cpu: '1', ...(options.gpu ? { 'nvidia.com/gpu': '1' } : {}) } },
+        taints: [{ key: 'dedicated', value: 'b', effect: 'NoSchedule' }],
+        startupTaints: [{ key: 'example.com/cni', effect: 'NoSchedule' }],
+        expireAfter: '720h',
+      },
+      now: START,
+    });
+    const launched = markLaunched(record, {
+      providerID: 'aws:///us-west-2a/i-0abc',
+      imageID: 'ami-1',
+      capacity: { cpu: '2' },
+      allocatable: { cpu: '1930m' },
+      labels: { 'node.kubernetes.io/instance-type': 'g5.xlarge', 'topology.kubernetes.io/zone': 'us-west-2a' },
+      now: START,
+    });
+    await records.createNodeClaim(launched);
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-xyz', instanceType: 'g5.xlarge' });
+  }
+
+  it('labels the node with the narrowed requirement value (team=b), annotates it and syncs its taints', async () => {
+    await storedRecord();
+    kube.putNode(kubeletNode('n1', 'i-0abc'));
+    await time.run(runWatcher(deps(), { stopAt: START + 5_000 }));
+    const node = kube.nodes.get('n1')!;
+    expect(node.metadata.labels).toMatchObject({
+      team: 'b',
+      'node.kubernetes.io/instance-type': 'g5.xlarge',
+      'topology.kubernetes.io/zone': 'us-west-2a',
+      [KUBE.registeredLabel]: 'true',
+    });
+    expect(node.metadata.annotations).toMatchObject({
+      'karpenter.sh/nodepool-hash': '42',
+      'example.com/owner': 'team-b',
+    });
+    expect(node.spec?.taints).toEqual([
+      { key: 'dedicated', value: 'b', effect: 'NoSchedule' },
+      { key: 'example.com/cni', effect: 'NoSchedule' },
+    ]);
+    expect(log.lines.some((l) => l.message === 'nodeclaim record written from the instance tags')).toBe(false);
+    expect((await records.getNodeClaim('default-xyz'))?.status.nodeName).toBe('n1');
+  });
+
+  it('leaves the taints of a node that booted with them (karpenter.sh/do-not-sync-taints)', async () => {
+    await storedRecord();
+    const booted = kubeletNode('n1', 'i-0abc');
+    booted.metadata.labels = { ...booted.metadata.labels, [DO_NOT_SYNC_TAINTS_LABEL]: 'true' };
+    booted.spec!.taints!.push({ key: 'dedicated', value: 'b', effect: 'NoSchedule' });
+    kube.putNode(booted);
+    await time.run(runWatcher(deps(), { stopAt: START + 5_000 }));
+    expect(kube.nodes.get('n1')?.spec?.taints).toEqual([{ key: 'dedicated', value: 'b', effect: 'NoSchedule' }]);
+  });
+
+  it('initializes only once the GPU the pods requested is in allocatable, and records Initialized', async () => {
+    await storedRecord({ gpu: true });
+    const booted = kubeletNode('n1', 'i-0abc');
+    booted.metadata.labels = { ...booted.metadata.labels, [DO_NOT_SYNC_TAINTS_LABEL]: 'true' };
+    Object.assign(booted, {
+      status: { allocatable: { cpu: '4', 'nvidia.com/gpu': '0' }, conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    kube.putNode(booted);
+    await time.run(runWatcher(deps(), { stopAt: START + 5_000 }));
+    expect(kube.nodes.get('n1')?.metadata.labels?.[KUBE.initializedLabel]).toBeUndefined();
+    expect(isConditionTrue((await records.getNodeClaim('default-xyz'))!, CONDITION.initialized)).toBe(false);
+
+    const plugin = schedule(2_000, () => {
+      const current = structuredClone(kube.nodes.get('n1')!);
+      current.status = { ...current.status, allocatable: { cpu: '4', 'nvidia.com/gpu': '1' } };
+      kube.putNode(current);
+    });
+    await time.run(Promise.all([runWatcher(deps(), { stopAt: START + 10_000 }), plugin]));
+    expect(kube.nodes.get('n1')?.metadata.labels?.[KUBE.initializedLabel]).toBe('true');
+    const record = (await records.getNodeClaim('default-xyz'))!;
+    expect(condition(record, CONDITION.initialized)).toMatchObject({ status: 'True', reason: 'Initialized' });
   });
 });
 

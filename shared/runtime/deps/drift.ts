@@ -60,6 +60,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
       cluster: () => cluster,
       resolver: { ...resolver, amis },
       launcher: instanceLauncher,
+      records: runtime.state,
       clock,
     });
     return { nodeClasses, launcher };

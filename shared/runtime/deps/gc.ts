@@ -23,6 +23,7 @@ export async function gcDeps(runtime: Runtime, telemetry: Telemetry): Promise<Gc
     kube: await kubeClient(runtime),
     state: runtime.state,
     nodeClaims: runtime.state,
+    records: runtime.state,
     launchTemplates: new ClusterLaunchTemplates(ec2Api(clients.ec2), settings.cluster),
     instanceProfiles: new ClusterInstanceProfiles(iamApi(iam), {
       cluster: settings.cluster,

@@ -43,6 +43,7 @@ export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Pro
       },
       resolver: { ...resolver, amis: new AMIProvider(ec2, ssm, clock, PROVISION_ALIAS_TTL_MS) },
       launcher: instanceLauncher,
+      records: runtime.state,
       clock,
     }),
     events: {

@@ -17,6 +17,7 @@ export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promi
     kube,
     instances: runtime.instances,
     state: runtime.state,
+    records: runtime.state,
     notices: noticePublisher(runtime),
     claims,
     isEvictable,

@@ -205,6 +205,8 @@ describe('gc function against moto and the fake API server', () => {
     const name = 'ip-10-0-1-40.us-west-2.compute.internal';
     c.api.addNode(registeredNode(name, id));
     expect((await c.gc()).deleted).toEqual([]);
+    // The registered instance launched with tags only got its NodeClaim record from that run.
+    expect((await c.runtime.state.getNodeClaim('general-ccccc'))?.status.nodeName).toBe(name);
     // The Node disappears without the termination flow (finalizer stripped, then deleted).
     c.api.updateNode(name, (n) => {
       n.metadata.finalizers = [];
@@ -212,8 +214,13 @@ describe('gc function against moto and the fake API server', () => {
     c.api.deleteNode(name);
     expect(c.api.getNode(name)).toBeUndefined();
     const report = await c.gc();
-    expect(report.deleted.map((v) => [v.resource, v.id, v.reason])).toEqual([['instance', id, 'NodeGone']]);
+    // The instance goes, and with it the claim's record.
+    expect(report.deleted.map((v) => [v.resource, v.id, v.reason])).toEqual([
+      ['instance', id, 'NodeGone'],
+      ['nodeclaim', 'general-ccccc', 'InstanceGone'],
+    ]);
     expect(GONE).toContain(await stateOf(c, id));
+    expect(await c.runtime.state.getNodeClaim('general-ccccc')).toBeUndefined();
   });
 
   it('deletes a Node whose instance is gone, finalizer and all, and leaves a Node whose instance runs', async () => {

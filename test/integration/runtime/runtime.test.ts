@@ -216,7 +216,18 @@ describe('runtime against moto and the fake API server', () => {
     });
     expect(registered.spec?.taints ?? []).toEqual([]);
     expect(registered.metadata.finalizers).toContain(KUBE.terminationFinalizer);
-  });
+    // The claim's record, written by the launch and moved to Registered by the watcher.
+    const record = await runtimes.watcher.state.getNodeClaim(tags[TAG.nodeClaim] ?? '');
+    expect(record?.status).toMatchObject({
+      providerID: `aws:///${instance.Placement?.AvailabilityZone}/${instance.InstanceId}`,
+      nodeName: 'ip-10-0-1-10.us-west-2.compute.internal',
+    });
+    expect(record?.status.conditions.filter((c) => c.status === 'True').map((c) => c.type)).toEqual([
+      'Launched',
+      'Registered',
+    ]);
+    // Three handlers, two watcher runs and a loaded machine: more than the default minute.
+  }, 180_000);
 
   it('drains and terminates our spot-interrupted node, ignores another cluster’s, fails only a malformed record', async () => {
     const run = (tags: Record<string, string>) =>
