@@ -5,15 +5,14 @@
 import { describe, expect, it } from 'vitest';
 import type { EC2NodeClass } from '../../shared/apis/v1/types';
 import { markForDeletion } from '../../shared/nodeclaim/record';
-import { LaunchError, type LaunchRequest } from '../../shared/providers/instance';
+import { InsufficientCapacityError, LaunchError, type LaunchRequest } from '../../shared/providers/instance';
 import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import { AwsClaimLauncher, NodeClaimRecordError } from '../../shared/runtime/launcher';
-import { provision, RetryableProvisionError } from '../../shared/runtime/provision';
 import { solve } from '../../shared/scheduling';
 import { awsError } from '../providers/fakes';
 import { claimRecord } from '../providers/nodeclaim-contract';
 import { nodePool, standardTypes } from '../scheduling/helpers';
-import { FakeInstances, FakeState, pendingPod, RecordingLog, RecordingMetrics, START } from './fakes';
+import { pendingPod, START } from './fakes';
 
 const nodeClass = {
   metadata: { name: 'default' },
@@ -93,30 +92,19 @@ describe('AwsClaimLauncher and the NodeClaim record', () => {
     ]);
   });
 
-  it('launches nothing when the record cannot be written, and the provision batch is retried', async () => {
+  it('launches nothing when the record cannot be written, with an error provision retries the batch for', async () => {
     const records = new InMemoryStateStore(() => START);
     records.createNodeClaim = async () => {
       throw awsError('ProvisionedThroughputExceededException', 'state table throttled');
     };
     const { claims, launched } = launcher(records);
-    const batch = { pods: [teamPod('b-1')], daemonSets: [], observedAt: new Date(START).toISOString() };
-    const run = provision(
-      {
-        cluster: 'c1',
-        nodePools: [pool],
-        instanceTypes: async () => ({ byNodePool: { default: standardTypes() }, priceSource: 'bundled' }),
-        instances: new FakeInstances(),
-        state: new FakeState(() => START),
-        launcher: claims,
-        events: { nodeClaimsLaunched: async () => {} },
-        clock: () => START,
-        log: new RecordingLog(),
-        metrics: new RecordingMetrics(),
-      },
-      batch,
-    );
-    await expect(run).rejects.toBeInstanceOf(RetryableProvisionError);
-    await expect(run).rejects.toThrow('state table throttled');
+    const error = await claims
+      .launch({ nodeClaimName: 'default-bcdfg', nodePool: pool, claim: planned() })
+      .catch((e: unknown) => e);
+    expect(String(error)).toContain('state table throttled');
+    // Neither a capacity nor a launch error: provision() sends the batch back (RetryableProvisionError).
+    expect(error).not.toBeInstanceOf(LaunchError);
+    expect(error).not.toBeInstanceOf(InsufficientCapacityError);
     expect(launched).toEqual([]);
   });
 
