@@ -105,7 +105,8 @@ export function launchedRecord(
 }
 
 /** What a launch's details need of its type; a backfill may know only the type's labels. */
-type LaunchedType = Pick<InstanceType, 'labels'> & Partial<Pick<InstanceType, 'capacity' | 'allocatable' | 'offerings'>>;
+type LaunchedType = Pick<InstanceType, 'labels'> &
+  Partial<Pick<InstanceType, 'capacity' | 'allocatable' | 'offerings'>>;
 
 function launchDetails(outcome: LaunchOutcome, type: LaunchedType | undefined, now: number): LaunchedDetails {
   const offering = type?.offerings?.find((o) => o.zone === outcome.zone && o.capacityType === outcome.capacityType);
