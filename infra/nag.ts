@@ -18,6 +18,9 @@ const NODE_POLICIES = [
 ];
 
 const ec2 = (resource: string) => `IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:${resource}]`;
+// Subnets, security groups, reservations and placement groups may be shared from another account
+// (AWS RAM), so their ARNs name any account, as Karpenter's controller policy does.
+const ec2AnyAccount = (resource: string) => `IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:*:${resource}]`;
 
 /** Resource wildcards of the launch statements: the ids of what a launch creates are not known before it. */
 const LAUNCH_WILDCARDS: Record<string, string> = {
@@ -29,10 +32,10 @@ const LAUNCH_WILDCARDS: Record<string, string> = {
     'spot requests are created by CreateFleet; allowed only with the cluster request tags',
   [ec2('launch-template/*')]:
     'launch templates are created per node class and AMI; use and creation require the cluster tags',
-  [ec2('security-group/*')]: 'security groups are chosen at run time by the EC2NodeClass selector terms',
-  [ec2('subnet/*')]: 'subnets are chosen at run time by the EC2NodeClass selector terms',
-  [ec2('capacity-reservation/*')]: 'reservations are chosen at run time by the EC2NodeClass selector terms',
-  [ec2('placement-group/*')]: 'placement groups are chosen at run time by the EC2NodeClass',
+  [ec2AnyAccount('security-group/*')]: 'security groups are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
+  [ec2AnyAccount('subnet/*')]: 'subnets are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
+  [ec2AnyAccount('capacity-reservation/*')]: 'reservations are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
+  [ec2AnyAccount('placement-group/*')]: 'placement groups are chosen at run time by the EC2NodeClass, possibly shared from another account',
   'IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::image/*]':
     'AMIs are resolved at run time from the EC2NodeClass amiSelectorTerms (SSM aliases, ids, tags)',
   'IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::snapshot/*]':
