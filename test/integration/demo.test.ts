@@ -152,4 +152,19 @@ describe('npm run demo', () => {
     expect('error' in result.gc).toBe(false);
     expect(lines.some((l) => / gc {10}/.test(l))).toBe(true);
   });
+
+  it('shows the NodeClaim record of every running instance: name, nodepool, type, zone, conditions', () => {
+    const running = [...result.instances.values()].filter((i) => i.State?.Name === 'running');
+    const atEnd = lines.slice(lines.findIndex((l) => l.includes('NodeClaim records at the end')));
+    expect(running.length).toBeGreaterThan(0);
+    for (const instance of running) {
+      const name = instance.Tags?.find((t) => t.Key === TAG.nodeClaim)?.Value ?? '';
+      const record = result.claims.find((c) => c.metadata.name === name);
+      expect(record?.status.providerID, name).toContain(instance.InstanceId);
+      const line = atEnd.find((l) => l.includes(`  ${name}: nodepool general, ${instance.InstanceType} `)) ?? '';
+      expect(line, name).toContain(`in ${instance.Placement?.AvailabilityZone}`);
+      for (const condition of ['Launched=True', 'Registered=True', 'Initialized=True'])
+        expect(line).toContain(condition);
+    }
+  });
 });
