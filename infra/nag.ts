@@ -32,10 +32,14 @@ const LAUNCH_WILDCARDS: Record<string, string> = {
     'spot requests are created by CreateFleet; allowed only with the cluster request tags',
   [ec2('launch-template/*')]:
     'launch templates are created per node class and AMI; use and creation require the cluster tags',
-  [ec2AnyAccount('security-group/*')]: 'security groups are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
-  [ec2AnyAccount('subnet/*')]: 'subnets are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
-  [ec2AnyAccount('capacity-reservation/*')]: 'reservations are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
-  [ec2AnyAccount('placement-group/*')]: 'placement groups are chosen at run time by the EC2NodeClass, possibly shared from another account',
+  [ec2AnyAccount('security-group/*')]:
+    'security groups are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
+  [ec2AnyAccount('subnet/*')]:
+    'subnets are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
+  [ec2AnyAccount('capacity-reservation/*')]:
+    'reservations are chosen at run time by the EC2NodeClass selector terms, possibly shared from another account',
+  [ec2AnyAccount('placement-group/*')]:
+    'placement groups are chosen at run time by the EC2NodeClass, possibly shared from another account',
   'IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::image/*]':
     'AMIs are resolved at run time from the EC2NodeClass amiSelectorTerms (SSM aliases, ids, tags)',
   'IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>::snapshot/*]':
