@@ -23,6 +23,7 @@ import { volumeTopology, withRequirements } from '../scheduling/volumetopology';
 import { type ClaimCapacity, existingCapacity } from './capacity';
 import { type ClusterReader, type IgnoredPod, pendingInCluster, readCluster, readVolumes } from './cluster-read';
 import type { ClaimInstances } from './instances';
+import { splitLaunchedDetail } from './launched-events';
 import { podUid } from './objects';
 import type { Telemetry } from './telemetry';
 
@@ -207,6 +208,29 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
   };
 }
 
+/**
+ * Puts the decision's NodeClaimsLaunched event in parts that fit PutEvents. The launches have gone
+ * out and their records say what launched: an event that cannot be put is logged and counted, never
+ * a reason to send the batch back (which would only re-find the same instances).
+ */
+async function announce(deps: ProvisionDeps, detail: NodeClaimsLaunchedDetail): Promise<void> {
+  const parts = splitLaunchedDetail(detail);
+  let failed = 0;
+  for (const part of parts) {
+    try {
+      await deps.events.nodeClaimsLaunched(part);
+    } catch (error) {
+      failed++;
+      deps.log.error('NodeClaimsLaunched event not put; the launches stand', {
+        part: part.part.index,
+        parts: part.part.count,
+        error: errorMessage(error),
+      });
+    }
+  }
+  if (failed > 0) deps.metrics.record(METRIC.actionFailures, 'Count', failed);
+}
+
 /** Plans and launches for one batch; throws RetryableProvisionError when the batch should come back. */
 export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Promise<ProvisionReport> {
   const started = deps.clock();
@@ -309,7 +333,7 @@ export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Pro
     }
   });
 
-  await deps.events.nodeClaimsLaunched(detail);
+  await announce(deps, detail);
   if (retryable.length > 0) {
     throw new RetryableProvisionError(`${retryable.length} NodeClaim launch(es) failed: ${retryable.join('; ')}`);
   }

@@ -3,7 +3,9 @@ import type { Pod } from '../../shared/apis/core/v1';
 import { METRIC } from '../../shared/contracts';
 import { KubeApiError, KubeTransportError } from '../../shared/kube/types';
 import { noticePodFromPod } from '../../shared/notice';
+import { entrySize, PUT_EVENTS_MAX_BYTES } from '../../shared/providers/eventbus';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../../shared/providers/instance';
+import type { NodeClaimsLaunchedPart } from '../../shared/runtime/launched-events';
 import { parseProvisionRecords } from '../../shared/runtime/notices';
 import {
   INITIALIZED_NODE_NOMINATION_MS,
@@ -144,6 +146,45 @@ describe('provision', () => {
     expect(metrics.sum(METRIC.podsPerDecision)).toBe(6);
     expect(metrics.points.some((p) => p.name === METRIC.decisionLatency && p.unit === 'Milliseconds')).toBe(true);
     expect(log.lines.find((l) => l.message === 'provision decision')?.fields).toMatchObject({ priceSource: 'bundled' });
+  });
+
+  it('announces a 10,000-pod decision in parts PutEvents accepts, every claim once', async () => {
+    const puts: string[] = [];
+    const report = await provision(
+      deps({
+        events: {
+          async nodeClaimsLaunched(detail) {
+            const entry = { Source: 'karpless', DetailType: 'NodeClaimsLaunched', Detail: JSON.stringify(detail) };
+            if (entrySize(entry) > PUT_EVENTS_MAX_BYTES) throw new Error(`entry of ${entrySize(entry)} bytes refused`);
+            puts.push(entry.Detail);
+          },
+        },
+      }),
+      batch(pods(10_000, 'burst-pod-with-a-realistic-name-', '100m')),
+    );
+    const parts = puts.map((p) => JSON.parse(p) as NodeClaimsLaunchedPart);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(parts.every((p) => p.part.count === parts.length)).toBe(true);
+    const announced = parts.flatMap((p) => p.nodeClaims.map((c) => c.nodeClaimName));
+    expect(announced).toEqual(report.detail.nodeClaims.map((c) => c.nodeClaimName));
+    expect(parts.flatMap((p) => p.nodeClaims.flatMap((c) => c.pods))).toHaveLength(10_000);
+  });
+
+  it('keeps a decision whose launches went out when its event cannot be put, and says so', async () => {
+    const report = await provision(
+      deps({
+        events: {
+          async nodeClaimsLaunched() {
+            throw new Error('PutEvents on bus b failed: InternalFailure');
+          },
+        },
+      }),
+      batch(pods(6)),
+    );
+    expect(report.detail.nodeClaims.length).toBeGreaterThan(0);
+    expect(instances.instances.size).toBe(report.detail.nodeClaims.length);
+    expect(log.lines.find((l) => l.message === 'NodeClaimsLaunched event not put; the launches stand')).toBeDefined();
+    expect(metrics.sum(METRIC.actionFailures)).toBe(1);
   });
 
   it('launches nothing new when the same batch is delivered three times', async () => {
