@@ -21,8 +21,13 @@ export interface PodMeta {
   ownerReferences?: OwnerReference[];
   /** Changes on every write; a patch that carries it fails with 409 if the object moved on. */
   resourceVersion?: string;
-  /** Set when a delete waits on finalizers (or a pod's grace period). */
+  /**
+   * Set when a delete waits on finalizers (or a pod's grace period): for a pod, the time of the
+   * delete plus the grace period it was given.
+   */
   deletionTimestamp?: string;
+  /** The grace period the pod's deletion was given, in seconds. */
+  deletionGracePeriodSeconds?: number;
   finalizers?: string[];
 }
 
@@ -141,6 +146,8 @@ export interface PodSpec {
   nodeName?: string;
   priority?: number;
   priorityClassName?: string;
+  /** Seconds the kubelet waits after SIGTERM before it kills the containers (the API server defaults it to 30). */
+  terminationGracePeriodSeconds?: number;
 }
 
 export interface Pod {
@@ -218,6 +225,13 @@ export interface PersistentVolume {
 
 export interface TopologySelectorTerm {
   matchLabelExpressions?: { key: string; values: string[] }[];
+}
+
+/** The fields of a storage.k8s.io/v1 VolumeAttachment that termination reads: which volume, on which node. */
+export interface VolumeAttachment {
+  metadata: { name: string; uid?: string };
+  spec?: { attacher?: string; nodeName?: string; source?: { persistentVolumeName?: string } };
+  status?: { attached?: boolean };
 }
 
 /** The fields of a storage.k8s.io/v1 StorageClass that volume topology reads. */

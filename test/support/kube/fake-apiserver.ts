@@ -2,7 +2,8 @@
 // https with the committed test certificate) and answers the calls karpless makes with the JSON a
 // real API server writes: lists with resourceVersion and continue, Status objects for errors, watch
 // streams with bookmarks and 410, merge patches with optimistic concurrency, node finalizers,
-// evictions checked against PodDisruptionBudgets. No test framework is imported: the demo runs it too.
+// evictions checked against PodDisruptionBudgets, pods that take their grace period to terminate
+// (kubelet.ts), VolumeAttachments. No test framework is imported: the demo runs it too.
 
 import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
@@ -16,6 +17,7 @@ import type {
   StorageClass,
   Workload,
 } from '../../../shared/apis/core/v1';
+import { FakeKubelet } from './kubelet';
 import { evictionRefusal, failure, type PodDisruptionBudget, REASON_BY_CODE, type StatusBody } from './policy';
 import { FakeApiRoutes } from './routes';
 import { Store, type StoredObject } from './store';
@@ -76,6 +78,8 @@ export class FakeApiServer {
   readonly requests: RequestRecord[] = [];
   readonly store: Store;
   readonly budgets: PodDisruptionBudget[] = [];
+  /** Graceful pod deletion: hold, release and reap terminating pods (see kubelet.ts). */
+  readonly kubelet: FakeKubelet;
   token: string | undefined;
   private readonly faults: (Fault & { remaining: number })[] = [];
   private readonly routes: FakeApiRoutes;
@@ -90,7 +94,8 @@ export class FakeApiServer {
     this.now = options.now ?? (() => new Date());
     this.token = options.token;
     this.store = new Store(options.historyLimit ?? 1000, this.now);
-    this.routes = new FakeApiRoutes(this.store, this.budgets, this.now);
+    this.kubelet = new FakeKubelet(this.store, this.now);
+    this.routes = new FakeApiRoutes(this.store, this.budgets, this.now, this.kubelet);
   }
 
   static async start(options: FakeApiServerOptions = {}): Promise<FakeApiServer> {
@@ -143,7 +148,10 @@ export class FakeApiServer {
   updatePod(namespace: string, name: string, change: (pod: Pod) => void): Pod {
     const pod = this.mustGet('pods', `${namespace}/${name}`) as unknown as Pod;
     change(pod);
-    return this.store.put('pods', pod as unknown as StoredObject) as unknown as Pod;
+    const stored = this.store.put('pods', pod as unknown as StoredObject) as unknown as Pod;
+    // Removing the last finalizer of a terminating pod lets it go.
+    this.kubelet.afterUpdate(`${namespace}/${name}`);
+    return stored;
   }
 
   /** Binds a pod as the scheduler and kubelet would: nodeName set, Running and Ready. */
@@ -160,8 +168,29 @@ export class FakeApiServer {
     });
   }
 
+  /** Removes a pod at once, as a force delete (grace 0) does. */
   deletePod(namespace: string, name: string): void {
     this.store.remove('pods', `${namespace}/${name}`);
+  }
+
+  /** Deletes a pod gracefully, as `kubectl delete pod` does (the kubelet then takes its grace period). */
+  terminatePod(namespace: string, name: string, gracePeriodSeconds?: number): Pod | undefined {
+    return this.kubelet.delete(`${namespace}/${name}`, gracePeriodSeconds) as unknown as Pod | undefined;
+  }
+
+  /** Keeps the pod Terminating whatever the clock says (a preStop hook that never returns). */
+  holdPod(namespace: string, name: string): void {
+    this.kubelet.hold(`${namespace}/${name}`);
+  }
+
+  /** The pod's containers stopped: a terminating pod goes now (unless finalizers keep it). */
+  releasePod(namespace: string, name: string): void {
+    this.kubelet.release(`${namespace}/${name}`);
+  }
+
+  /** Removes the terminating pods whose grace period has passed on the server's clock. */
+  reapPods(): void {
+    this.kubelet.reap();
   }
 
   getPod(namespace: string, name: string): Pod | undefined {
@@ -239,6 +268,24 @@ export class FakeApiServer {
       'storageclasses',
       structuredClone(storageClass) as unknown as StoredObject,
     ) as unknown as StorageClass;
+  }
+
+  /** A VolumeAttachment of `volume` (a PersistentVolume name) on `nodeName`, as the attach/detach controller makes. */
+  addVolumeAttachment(name: string, nodeName: string, volume: string): void {
+    this.store.put('volumeattachments', {
+      metadata: { name },
+      spec: { attacher: 'ebs.csi.aws.com', nodeName, source: { persistentVolumeName: volume } },
+      status: { attached: true },
+    });
+  }
+
+  /** The volume detached: the attach/detach controller deletes its VolumeAttachment. */
+  deleteVolumeAttachment(name: string): void {
+    this.store.remove('volumeattachments', name);
+  }
+
+  volumeAttachments(): StoredObject[] {
+    return this.store.list('volumeattachments');
   }
 
   addPodDisruptionBudget(budget: PodDisruptionBudget): void {

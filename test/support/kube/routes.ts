@@ -2,6 +2,7 @@
 // patches and deletes, and evictions. Answers are { status, body }; a watch writes its own stream.
 
 import type * as http from 'node:http';
+import type { FakeKubelet } from './kubelet';
 import {
   budgetStatus,
   conflict,
@@ -49,11 +50,11 @@ const MAX_SNAPSHOTS = 100;
 const DEFAULT_WATCH_TIMEOUT_SECONDS = 1800;
 
 /** Resources without a namespace: a path that puts one in front of them names nothing. */
-const CLUSTER_SCOPED = new Set<Resource>(['nodes', 'persistentvolumes', 'storageclasses']);
+const CLUSTER_SCOPED = new Set<Resource>(['nodes', 'persistentvolumes', 'storageclasses', 'volumeattachments']);
 
 /**
  * /api/v1/[namespaces/NS/](pods|persistentvolumeclaims)[/NAME[/SUB]], /api/v1/(nodes|persistentvolumes)[/NAME],
- * /apis/apps/v1/[namespaces/NS/]daemonsets, /apis/storage.k8s.io/v1/storageclasses[/NAME]
+ * /apis/apps/v1/[namespaces/NS/]daemonsets, /apis/storage.k8s.io/v1/(storageclasses|volumeattachments)[/NAME]
  */
 export function parseTarget(pathname: string): Target | undefined {
   const core =
@@ -61,7 +62,7 @@ export function parseTarget(pathname: string): Target | undefined {
       pathname,
     );
   const apps = /^\/apis\/apps\/v1\/(?:namespaces\/([^/]+)\/)?(daemonsets)(?:\/([^/]+))?$/.exec(pathname);
-  const storage = /^\/apis\/storage\.k8s\.io\/v1\/()(storageclasses)(?:\/([^/]+))?$/.exec(pathname);
+  const storage = /^\/apis\/storage\.k8s\.io\/v1\/()(storageclasses|volumeattachments)(?:\/([^/]+))?$/.exec(pathname);
   const match = core ?? apps ?? storage;
   if (!match) return undefined;
   const [, namespace, resource, name, subresource] = match;
@@ -82,6 +83,7 @@ export class FakeApiRoutes {
     private readonly store: Store,
     private readonly budgets: PodDisruptionBudget[],
     private readonly now: () => Date,
+    private readonly kubelet: FakeKubelet,
   ) {}
 
   route(method: string, url: URL, body: unknown, contentType: string | undefined, res: http.ServerResponse): Answer {
@@ -90,14 +92,17 @@ export class FakeApiRoutes {
     }
     const target = parseTarget(url.pathname);
     if (!target) return notFoundPath();
+    // Pods whose grace period ran out while nobody asked are gone by the time anyone asks.
+    this.kubelet.reap();
     try {
       if (target.name === undefined) {
+        if (method === 'POST' && target.resource === 'volumeattachments') return this.create(target, body);
         if (method !== 'GET') return methodNotAllowed();
         const watch = url.searchParams.get('watch');
         if (watch === 'true' || watch === '1') return this.watch(target, url.searchParams, res);
         return this.list(target, url.searchParams);
       }
-      return this.item(method, target, body, contentType);
+      return this.item(method, target, body, contentType, url.searchParams);
     } catch (error) {
       if (error instanceof SelectorError) return answer(failure(400, 'BadRequest', error.message));
       throw error;
@@ -134,7 +139,26 @@ export class FakeApiRoutes {
     };
   }
 
-  private item(method: string, target: Target, body: unknown, contentType: string | undefined): Answer {
+  /** Creates an object at a collection path (VolumeAttachments, which the attach/detach controller makes). */
+  private create(target: Target, body: unknown): Answer {
+    const object = body as StoredObject | undefined;
+    const name = object?.metadata?.name;
+    if (typeof name !== 'string' || name === '') {
+      return answer(failure(422, 'Invalid', `${target.resource}: metadata.name: Required value`));
+    }
+    if (this.store.get(target.resource, name)) {
+      return answer(failure(409, 'AlreadyExists', `${target.resource} "${name}" already exists`, { name }));
+    }
+    return { status: 201, body: this.store.put(target.resource, object as StoredObject) };
+  }
+
+  private item(
+    method: string,
+    target: Target,
+    body: unknown,
+    contentType: string | undefined,
+    query: URLSearchParams,
+  ): Answer {
     const { resource, name = '' } = target;
     if (target.subresource === 'eviction' && resource === 'pods') {
       return method === 'POST' ? this.evict(target, body) : methodNotAllowed();
@@ -151,6 +175,7 @@ export class FakeApiRoutes {
         return resource === 'nodes' ? this.patchNode(name, body, contentType) : methodNotAllowed();
       case 'DELETE': {
         if (resource === 'nodes') return this.deleteNodeObject(name);
+        if (resource === 'pods') return this.deletePod(key, name, body, query);
         const removed = this.store.remove(resource, key);
         return removed ? { status: 200, body: removed } : answer(notFound(resource, name));
       }
@@ -332,10 +357,25 @@ export class FakeApiRoutes {
     }
     const pod = this.store.get('pods', `${namespace}/${name}`);
     if (!pod) return answer(notFound('pods', name));
+    // A pod already terminating is not disrupted again: the eviction succeeds without a budget check.
+    if (pod.metadata.deletionTimestamp !== undefined) return { status: 201, body: success(201) };
     const refusal = evictionRefusal(pod, this.store.list('pods'), this.budgets);
     if (refusal) return answer(refusal);
-    this.store.remove('pods', `${namespace}/${name}`);
+    this.kubelet.delete(`${namespace}/${name}`);
     return { status: 201, body: success(201) };
+  }
+
+  /** Graceful deletion: DeleteOptions.gracePeriodSeconds (body or query) overrides the pod's own. */
+  private deletePod(key: string, name: string, body: unknown, query: URLSearchParams): Answer {
+    const fromBody = (body as { gracePeriodSeconds?: unknown } | undefined)?.gracePeriodSeconds;
+    const fromQuery = query.get('gracePeriodSeconds');
+    const grace =
+      typeof fromBody === 'number' ? fromBody : fromQuery !== null && fromQuery !== '' ? Number(fromQuery) : undefined;
+    if (grace !== undefined && (!Number.isInteger(grace) || grace < 0)) {
+      return answer(failure(400, 'BadRequest', `gracePeriodSeconds must be a non-negative integer, not ${grace}`));
+    }
+    const left = this.kubelet.delete(key, grace);
+    return left ? { status: 200, body: left } : answer(notFound('pods', name));
   }
 }
 

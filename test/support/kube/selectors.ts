@@ -32,6 +32,7 @@ export const FIELD_GETTERS: Record<string, Record<string, (o: KubeObject) => str
   },
   persistentvolumes: { 'metadata.name': (o) => o.metadata.name },
   storageclasses: { 'metadata.name': (o) => o.metadata.name },
+  volumeattachments: { 'metadata.name': (o) => o.metadata.name },
 };
 
 export class SelectorError extends Error {}

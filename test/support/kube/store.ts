@@ -1,4 +1,4 @@
-// The fake API server's object store: pods, nodes, DaemonSets and volume objects under one global resourceVersion
+// The fake API server's object store: pods, nodes, DaemonSets, volume objects and VolumeAttachments under one global resourceVersion
 // counter, as etcd keeps them, plus a bounded history of changes so a watch can resume from a
 // recent resourceVersion and gets 410 Expired from one that has been compacted away.
 
@@ -11,7 +11,8 @@ export type Resource =
   | 'daemonsets'
   | 'persistentvolumeclaims'
   | 'persistentvolumes'
-  | 'storageclasses';
+  | 'storageclasses'
+  | 'volumeattachments';
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface Change {
@@ -44,6 +45,7 @@ const KINDS: Record<Resource, { apiVersion: string; kind: string }> = {
   persistentvolumeclaims: { apiVersion: 'v1', kind: 'PersistentVolumeClaim' },
   persistentvolumes: { apiVersion: 'v1', kind: 'PersistentVolume' },
   storageclasses: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' },
+  volumeattachments: { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment' },
 };
 
 export function kindOf(resource: Resource): { apiVersion: string; kind: string } {
@@ -72,6 +74,7 @@ export class Store {
     persistentvolumeclaims: new Map(),
     persistentvolumes: new Map(),
     storageclasses: new Map(),
+    volumeattachments: new Map(),
   };
   private history: Change[] = [];
   /** Changes at or below this revision are gone from the history. */
