@@ -101,6 +101,7 @@ async function provisionOnce(api: FakeApiServer, pods: Pod[], types: ReturnType<
       instances,
       kube,
       state,
+      records: state,
       launcher: recordingLauncher(instances),
       events: { nodeClaimsLaunched: async () => {} },
       clock: Date.now,

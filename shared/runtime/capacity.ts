@@ -1,17 +1,20 @@
 // Existing capacity for the provision decision (Karpenter's cluster state as the scheduler sees it):
 // every live NodeClaim of ours, as its Node when one has joined, else as the in-flight claim its
-// instance and NodePool describe, each carrying everything already on it: the pods bound there and
-// the pods nominated to it that are still pending in the cluster (not only those of this batch, so
-// a burst split over two decisions cannot fill one claim twice). An uninitialized node is offered as
-// such with its NodePool's startup taints, so the packer looks past those and the known ephemeral
-// taints, which go away on their own (statenode.go Taints()), and with the DaemonSet pods that have
-// not reached it yet. Pure.
+// NodeClaim record says it was launched as (its narrowed labels, taints, startup taints, allocatable;
+// the instance and its NodePool for instances without a record), each carrying everything already on
+// it: the pods bound there and the pods nominated to it that are still pending in the cluster (not
+// only those of this batch, so a burst split over two decisions cannot fill one claim twice). A claim
+// marked for deletion is not offered. An uninitialized node is offered as such with the claim's
+// startup taints, so the packer looks past those and the known ephemeral taints, which go away on
+// their own (statenode.go Taints()), and with the DaemonSet pods that have not reached it yet. Pure.
 
 import type { Node, Pod } from '../apis/core/v1';
 import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_ZONE } from '../apis/v1/labels';
-import type { NodePool } from '../apis/v1/types';
+import type { NodePool, Taint } from '../apis/v1/types';
 import { KUBE } from '../contracts';
-import type { InstanceType } from '../instancetypes/types';
+import { resourceAmounts } from '../instancetypes/capacity';
+import type { InstanceType, Resources } from '../instancetypes/types';
+import { isMarkedForDeletion, type NodeClaimRecord } from '../nodeclaim/record';
 import type { Nomination } from '../providers/state';
 import type { ExistingNode } from '../scheduling';
 import { toExistingNodes } from '../workloads/nodes';
@@ -25,6 +28,8 @@ export interface CapacityInput {
   /** Our pending or running instances. */
   live: readonly ClaimInstance[];
   nominations: readonly Nomination[];
+  /** The NodeClaim records: what each claim was launched as. */
+  records: readonly NodeClaimRecord[];
   /** Every Node and every Pod of the cluster, as the API server answered. */
   nodes: readonly Node[];
   pods: readonly Pod[];
@@ -58,15 +63,39 @@ function occupies(pod: Pod): boolean {
   return phase !== 'Succeeded' && phase !== 'Failed';
 }
 
-/** What an in-flight claim will look like once its node joins: the pool's template and the launched offering. */
-function claimLabels(instance: ClaimInstance, pool: NodePool, type: InstanceType | undefined): Record<string, string> {
+/** What one claim was launched as: its record where it has one, else its NodePool's template and its instance. */
+interface ClaimShape {
+  labels: Record<string, string>;
+  taints: Taint[];
+  startupTaints: Taint[];
+  allocatable: Resources | undefined;
+}
+
+/**
+ * What an in-flight claim will look like once its node joins: the record's labels (the requirement
+ * values the decision narrowed, which registration puts on the Node), or for an instance without a
+ * record the pool's template and the launched offering.
+ */
+function claimShape(
+  instance: ClaimInstance,
+  pool: NodePool,
+  type: InstanceType | undefined,
+  record: NodeClaimRecord | undefined,
+): ClaimShape {
+  const recorded = record ? resourceAmounts(record.status.allocatable) : {};
   return {
-    ...pool.spec.template.metadata?.labels,
-    ...type?.labels,
-    [LABEL_NODEPOOL]: instance.nodePool,
-    [LABEL_ZONE]: instance.zone,
-    [LABEL_CAPACITY_TYPE]: instance.capacityType,
-    [LABEL_HOSTNAME]: instance.nodeClaimName,
+    labels: {
+      ...pool.spec.template.metadata?.labels,
+      ...type?.labels,
+      ...record?.metadata.labels,
+      [LABEL_NODEPOOL]: instance.nodePool,
+      [LABEL_ZONE]: instance.zone,
+      [LABEL_CAPACITY_TYPE]: instance.capacityType,
+      [LABEL_HOSTNAME]: instance.nodeClaimName,
+    },
+    taints: record?.spec.taints ?? pool.spec.template.spec.taints ?? [],
+    startupTaints: record?.spec.startupTaints ?? pool.spec.template.spec.startupTaints ?? [],
+    allocatable: Object.keys(recorded).length > 0 ? recorded : type?.allocatable,
   };
 }
 
@@ -83,27 +112,24 @@ function daemonSetsToCome(daemonSets: readonly Pod[], bound: readonly Pod[]): Po
 
 function nodeBacked(
   node: Node,
-  instance: ClaimInstance,
-  pool: NodePool,
-  type: InstanceType | undefined,
+  shape: ClaimShape,
   bound: Pod[],
   nominated: Pod[],
   daemonSets: readonly Pod[],
 ): { node: ExistingNode; initialized: boolean } {
   const base = toExistingNodes([node], []).existingNodes[0] as ExistingNode;
   const initialized = node.metadata.labels?.[KUBE.initializedLabel] === 'true';
-  const startupTaints = pool.spec.template.spec.startupTaints ?? [];
   const hasAllocatable = Object.keys(base.allocatable).length > 0;
   return {
     initialized,
     node: {
       ...base,
       // A joined but unregistered node lacks the claim's labels until the watcher registers it.
-      labels: { ...claimLabels(instance, pool, type), ...base.labels },
-      allocatable: hasAllocatable || !type ? base.allocatable : type.allocatable,
+      labels: { ...shape.labels, ...base.labels },
+      allocatable: hasAllocatable || !shape.allocatable ? base.allocatable : shape.allocatable,
       pods: [...bound, ...nominated, ...(initialized ? [] : daemonSetsToCome(daemonSets, bound))],
       // Ours even before registration labels it with its NodePool (toExistingNodes cannot tell).
-      ...(initialized ? {} : { initialized: false, startupTaints }),
+      ...(initialized ? {} : { initialized: false, startupTaints: shape.startupTaints }),
     },
   };
 }
@@ -124,6 +150,7 @@ export function existingCapacity(input: CapacityInput): ExistingCapacity {
     if (id) nodeByInstance.set(id, node);
   }
   const nominationByClaim = new Map(input.nominations.map((n) => [n.nodeClaimName, n]));
+  const recordByClaim = new Map(input.records.map((r) => [r.metadata.name, r]));
   const claims: ClaimCapacity[] = [];
   const held = new Set<string>();
   for (const instance of input.live) {
@@ -132,8 +159,12 @@ export function existingCapacity(input: CapacityInput): ExistingCapacity {
     const node = nodeByInstance.get(instance.instanceId);
     // A node being deleted takes no new pods; its nominated pods are planned again.
     if (node && deletionTimestamp(node) !== undefined) continue;
+    const record = recordByClaim.get(instance.nodeClaimName);
+    // Marked for deletion (drift, expiration, consolidation, `kubectl delete node` on its way): no new pods.
+    if (record && isMarkedForDeletion(record)) continue;
     const type = input.instanceTypes[instance.nodePool]?.find((t) => t.name === instance.instanceType);
-    if (!node && !type) continue;
+    const shape = claimShape(instance, pool, type, record);
+    if (!node && !shape.allocatable) continue;
     const nomination = nominationByClaim.get(instance.nodeClaimName);
     // Without a node and without a nomination, the claim is past its registration TTL (or its launch
     // never finished): gc collects it, pods must not wait for it.
@@ -144,14 +175,14 @@ export function existingCapacity(input: CapacityInput): ExistingCapacity {
     });
     for (const pod of nominated) held.add(podUid(pod));
     const offered = node
-      ? nodeBacked(node, instance, pool, type, boundByNode.get(node.metadata.name) ?? [], nominated, input.daemonSets)
+      ? nodeBacked(node, shape, boundByNode.get(node.metadata.name) ?? [], nominated, input.daemonSets)
       : {
           initialized: false,
           node: {
             name: instance.nodeClaimName,
-            labels: claimLabels(instance, pool, type),
-            taints: pool.spec.template.spec.taints ?? [],
-            allocatable: (type as InstanceType).allocatable,
+            labels: shape.labels,
+            taints: shape.taints,
+            allocatable: shape.allocatable as Resources,
             pods: [...nominated, ...input.daemonSets],
             inFlight: true,
           },

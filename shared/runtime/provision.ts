@@ -17,7 +17,7 @@ import { capacityFromCatalog, nodePoolUsage } from '../nodeclaim/usage';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../providers/instance';
-import type { StateStore } from '../providers/state';
+import type { NodeClaimStore, StateStore } from '../providers/state';
 import { type PlannedNodeClaim, podKey, type SchedulingResult, solve, type UnschedulablePod } from '../scheduling';
 import { volumeTopology, withRequirements } from '../scheduling/volumetopology';
 import { type ClaimCapacity, existingCapacity } from './capacity';
@@ -91,6 +91,8 @@ export interface ProvisionDeps extends Telemetry {
   /** Read access to the API server: pods, nodes, and the volume objects of pods that mount claims. */
   kube: ClusterReader;
   state: Pick<StateStore, 'nominations' | 'nominate'>;
+  /** The NodeClaim records: what every claim was launched as, and what counts against NodePool limits. */
+  records: Pick<NodeClaimStore, 'nodeClaims'>;
   launcher: ClaimLauncher;
   events: { nodeClaimsLaunched(detail: NodeClaimsLaunchedDetail): Promise<void> };
   clock: Clock;
@@ -157,10 +159,11 @@ async function read<T>(what: string, work: () => Promise<T>): Promise<T> {
 }
 
 async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decision> {
-  const [types, nominations, live, cluster] = await Promise.all([
+  const [types, nominations, live, records, cluster] = await Promise.all([
     deps.instanceTypes(),
     deps.state.nominations(),
     deps.instances.live(),
+    deps.records.nodeClaims(),
     read('pods and nodes', () => readCluster(deps.kube)),
   ]);
   const { pods: pending, ignored } = pendingInCluster(batch.pods, cluster.pods);
@@ -169,6 +172,7 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
     instanceTypes: types.byNodePool,
     live,
     nominations,
+    records,
     nodes: cluster.nodes,
     pods: cluster.pods,
     daemonSets: batch.daemonSets,
@@ -194,8 +198,15 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
             instanceTypes: types.byNodePool,
             daemonSets: batch.daemonSets,
             existingNodes: claims.map((c) => c.node),
-            // Every claim of a pool counts against its limits, not only the ones this batch fills.
-            nodePoolUsage: nodePoolUsage({ instances: live, typeCapacity: capacityFromCatalog(types.byNodePool) }),
+            // Every claim of a pool that is not being deleted counts against its limits: the records
+            // (in flight ones too, at the largest type they may launch), our instances without one,
+            // and Nodes of the pool neither accounts for.
+            nodePoolUsage: nodePoolUsage({
+              records,
+              instances: live,
+              nodes: cluster.nodes,
+              typeCapacity: capacityFromCatalog(types.byNodePool),
+            }),
           }),
         ).result;
   return {

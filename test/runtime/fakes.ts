@@ -23,6 +23,7 @@ import {
   type WatchOptions,
   type WatchResult,
 } from '../../shared/kube/types';
+import type { NodeClaimRecord } from '../../shared/nodeclaim/record';
 import type { Sleep } from '../../shared/providers/clock';
 import type { DrainRecord, Nomination, PriceSnapshot, StateStore } from '../../shared/providers/state';
 import type { ClaimInstance } from '../../shared/runtime/instances';
@@ -344,6 +345,8 @@ export class FakeState implements StateStore {
   unavailable = new Map<string, { reason: string; ttlMs: number }>();
   drainRecords = new Map<string, DrainRecord>();
   prices = new Map<string, PriceSnapshot>();
+  /** NodeClaim records as the launch would have written them (the provision decision only reads them). */
+  records: NodeClaimRecord[] = [];
   readonly calls: string[] = [];
 
   constructor(private readonly clock: () => number) {}
@@ -404,6 +407,9 @@ export class FakeState implements StateStore {
   }
   async putPrices(region: string, snapshot: PriceSnapshot): Promise<void> {
     this.prices.set(region, snapshot);
+  }
+  async nodeClaims(): Promise<NodeClaimRecord[]> {
+    return structuredClone(this.records);
   }
 }
 

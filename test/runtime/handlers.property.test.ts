@@ -112,6 +112,7 @@ function provision(events: NodeClaimsLaunchedDetail[]) {
       instances,
       kube: clusterWith(['a', 'x', 'y'].map((n) => pendingPod(n))),
       state: new FakeState(() => START),
+      records: new FakeState(() => START),
       launcher: recordingLauncher(instances),
       events: { nodeClaimsLaunched: async (d) => void events.push(d) },
       clock: () => START,

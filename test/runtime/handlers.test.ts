@@ -152,6 +152,7 @@ describe('provision handler', () => {
         instances,
         kube: clusterWith(['a', 'b', 'c', 'd'].map((n) => pendingPod(n))),
         state,
+        records: state,
         launcher: recordingLauncher(instances, { fail }),
         events: { nodeClaimsLaunched: async (d) => void events.push(d) },
         clock: () => START,

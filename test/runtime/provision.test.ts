@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/apis/core/v1';
 import { METRIC } from '../../shared/contracts';
 import { KubeApiError, KubeTransportError } from '../../shared/kube/types';
+import { markLaunched, type NodeClaimRecord, newNodeClaimRecord } from '../../shared/nodeclaim/record';
 import { noticePodFromPod } from '../../shared/notice';
 import { entrySize, PUT_EVENTS_MAX_BYTES } from '../../shared/providers/eventbus';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../../shared/providers/instance';
@@ -59,6 +60,7 @@ function deps(overrides: Partial<ProvisionDeps> = {}): ProvisionDeps {
     instances,
     kube,
     state,
+    records: state,
     launcher: { launch },
     events: {
       async nodeClaimsLaunched(detail) {
@@ -70,6 +72,26 @@ function deps(overrides: Partial<ProvisionDeps> = {}): ProvisionDeps {
     metrics,
     ...overrides,
   };
+}
+
+/** A NodeClaim record as the launch writes it; launched (Launched=True) when given a providerID. */
+function record(name: string, labels: Record<string, string>, types: string[], providerID?: string): NodeClaimRecord {
+  const written = newNodeClaimRecord({
+    name,
+    labels,
+    annotations: {},
+    spec: {
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: types }],
+      resources: { requests: {} },
+      taints: [],
+      startupTaints: [],
+      expireAfter: '720h',
+    },
+    now: START,
+  });
+  if (!providerID) return written;
+  return markLaunched(written, { providerID, imageID: 'ami-1', capacity: {}, allocatable: {}, labels: {}, now: START });
 }
 
 function pods(count: number, prefix = 'p', cpu = '500m'): Pod[] {
@@ -259,6 +281,65 @@ describe('provision', () => {
       'NodePool default: limits exhausted (cpu 8 of 8 used)',
       'NodePool default: limits exhausted (cpu 8 of 8 used)',
     ]);
+  });
+
+  it('counts a claim whose record is written but not launched yet against limits, at the largest type it may launch', async () => {
+    // Prepare: cpu limit 8; a record another function wrote before its CreateFleet, allowed up to an 8-vCPU type.
+    state.records = [record('default-inflight', { 'karpenter.sh/nodepool': 'default' }, ['m5.large', 'm5.2xlarge'])];
+    const limited = { nodePools: [nodePool('default', { limits: { cpu: '8' } })] };
+    // Act
+    const report = await provision(deps(limited), batch(pods(1, 'a', '1')));
+    // Assess: nothing launched, the limit is held by the claim in flight.
+    expect(launches).toEqual([]);
+    expect(report.detail.unschedulable[0]?.reasons[0]).toBe('NodePool default: limits exhausted (cpu 8 of 8 used)');
+  });
+
+  it('neither counts nor offers a claim whose record is marked for deletion', async () => {
+    // Prepare: the pool's whole cpu limit is one live 8-vCPU claim that is being deleted, with room left.
+    instances.add({ instanceId: 'i-0del', nodeClaimName: 'default-del', instanceType: 'm5.2xlarge', zone: 'zone-a' });
+    const deleting = record(
+      'default-del',
+      { 'karpenter.sh/nodepool': 'default' },
+      ['m5.2xlarge'],
+      'aws:///zone-a/i-0del',
+    );
+    deleting.metadata.deletionTimestamp = new Date(START).toISOString();
+    state.records = [deleting];
+    await state.nominate({ nodeClaimName: 'default-del', nodePool: 'default', podUids: [], expiresAt: START + 60_000 });
+    const limited = { nodePools: [nodePool('default', { limits: { cpu: '8' } })] };
+    // Act
+    const report = await provision(deps(limited), batch(pods(1, 'a', '1')));
+    // Assess: a new claim, not the deleting one.
+    expect(report.detail.inFlight).toEqual([]);
+    expect(launches).toHaveLength(1);
+  });
+
+  it('offers a claim in flight with its record’s labels: a pod selecting team=b joins the claim launched for team=b', async () => {
+    // Prepare: team In [a, b]; the claim in flight was narrowed to team=b (its record says so, its pool cannot).
+    const pool = nodePool('default', { requirements: [{ key: 'team', operator: 'In', values: ['a', 'b'] }] });
+    instances.add({ instanceId: 'i-0b', nodeClaimName: 'default-teamb', instanceType: 'm5.xlarge', zone: 'zone-a' });
+    state.records = [
+      record('default-teamb', { 'karpenter.sh/nodepool': 'default', team: 'b' }, ['m5.xlarge'], 'aws:///zone-a/i-0b'),
+    ];
+    await state.nominate({
+      nodeClaimName: 'default-teamb',
+      nodePool: 'default',
+      podUids: [],
+      expiresAt: START + 60_000,
+    });
+    const forB = pendingPod('b0', {
+      nodeSelector: { team: 'b' },
+      containers: [{ name: 'app', resources: { requests: { cpu: '1', memory: '512Mi' } } }],
+    });
+    const forA = pendingPod('a0', {
+      nodeSelector: { team: 'a' },
+      containers: [{ name: 'app', resources: { requests: { cpu: '1', memory: '512Mi' } } }],
+    });
+    // Act
+    const report = await provision(deps({ nodePools: [pool] }), batch([forB, forA]));
+    // Assess: team=b rides the claim in flight, team=a gets a claim of its own.
+    expect(report.detail.inFlight).toEqual([{ nodeClaimName: 'default-teamb', pods: ['default/b0'] }]);
+    expect(launches.map((l) => l.claim.pods.map((p) => p.metadata.name))).toEqual([['a0']]);
   });
 
   it('reports pods that fit nowhere with the reasons', async () => {

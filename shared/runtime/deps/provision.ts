@@ -32,6 +32,7 @@ export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Pro
     instances: runtime.instances,
     kube: await kubeClient(runtime),
     state: runtime.state,
+    records: runtime.state,
     launcher: new AwsClaimLauncher({
       nodeClasses: runtime.config.nodeClasses,
       cluster: () => {
