@@ -1,10 +1,31 @@
-// The `-c` context values of the operational props: `reservedConcurrency=false` and
-// `noticeProducers=ARN,ARN`. A value that cannot mean anything fails synth naming the key.
+// The `-c` context values of the operational props: `reservedConcurrency=false`,
+// `noticeProducers=ARN,ARN`, and for clusters that have a node role and its access entry already
+// (a Karpenter user's): `nodeRole=NAME|ARN` and `nodeAccessEntries=false`. A value that cannot mean
+// anything fails synth naming the key.
 
 import type { Node } from 'constructs';
 import type { ProvisionerProps } from './provisioner';
 
-export type OperationsContext = Pick<ProvisionerProps, 'reservedConcurrency' | 'noticeProducers'>;
+export type OperationsContext = Pick<
+  ProvisionerProps,
+  'reservedConcurrency' | 'noticeProducers' | 'nodeAccessEntries'
+> & { nodeRole?: string };
+
+// IAM role names: 1-64 of letters, digits and +=,.@_- ; or a role ARN (paths allowed).
+const ROLE_NAME = /^[\w+=,.@-]{1,64}$/;
+const ROLE_ARN = /^arn:aws[\w-]*:iam::\d{12}:role\/([\w+=,.@/-]+\/)?[\w+=,.@-]{1,64}$/;
+
+function roleContext(node: Node, key: string): string | undefined {
+  const value: unknown = node.tryGetContext(key);
+  if (value === undefined) return undefined;
+  const role = String(value).trim();
+  if (!ROLE_NAME.test(role) && !ROLE_ARN.test(role)) {
+    throw new Error(
+      `context ${key} is ${JSON.stringify(value)}: give an existing IAM role's name (-c ${key}=KarpenterNodeRole-my-cluster) or ARN`,
+    );
+  }
+  return role;
+}
 
 function booleanContext(node: Node, key: string): boolean | undefined {
   const value: unknown = node.tryGetContext(key);
@@ -24,7 +45,11 @@ function listContext(node: Node, key: string): string[] | undefined {
 export function operationsContext(node: Node): OperationsContext {
   const reservedConcurrency = booleanContext(node, 'reservedConcurrency');
   const noticeProducers = listContext(node, 'noticeProducers');
+  const nodeRole = roleContext(node, 'nodeRole');
+  const nodeAccessEntries = booleanContext(node, 'nodeAccessEntries');
   return {
+    ...(nodeRole !== undefined ? { nodeRole } : {}),
+    ...(nodeAccessEntries !== undefined ? { nodeAccessEntries } : {}),
     ...(reservedConcurrency !== undefined ? { reservedConcurrency } : {}),
     ...(noticeProducers !== undefined ? { noticeProducers } : {}),
   };

@@ -46,14 +46,18 @@ export interface ProvisionerProps {
   /** Karpenter v1 NodePool and EC2NodeClass manifests: file or directory paths, or a loaded configuration. */
   readonly manifests: readonly string[] | Configuration;
   /**
-   * The role nodes run as, passed to EC2 through instance profiles.
+   * The role nodes run as, passed to EC2 through instance profiles: an imported role, or the name
+   * or ARN of a role that exists already (a Karpenter user's `KarpenterNodeRole-<cluster>`), which is
+   * used as it is: never created, changed or deleted by the stack.
    * @default - one role per distinct `spec.role` of the EC2NodeClasses, created with the four managed
    * policies nodes need (EKS worker, CNI, ECR pull, SSM)
    */
-  readonly nodeRole?: IRole;
+  readonly nodeRole?: IRole | string;
   /**
-   * Whether to create EKS access entries for the node roles (EC2_LINUX, and EC2_WINDOWS when a
-   * Windows EC2NodeClass exists). Turn off when the cluster already has entries for them.
+   * Whether to create an EKS access entry for each node role: EC2_WINDOWS when a Windows
+   * EC2NodeClass uses the role (that entry also admits the role's Linux nodes), EC2_LINUX otherwise.
+   * EKS allows one access entry per principal: turn this off when the cluster has one for the role
+   * already, as it does for a Karpenter user's node role.
    * @default true
    */
   readonly nodeAccessEntries?: boolean;
@@ -243,7 +247,7 @@ export class Provisioner extends Construct {
     this.wireEvents(props.watcherInterval ?? Duration.minutes(1));
     this.wireDrift(props.driftInterval ?? Duration.minutes(5));
     this.wireGc(props.gcInterval ?? Duration.minutes(2));
-    this.createAccessEntries(clusterName, props.nodeAccessEntries ?? true);
+    this.createAccessEntries(clusterName, props.nodeAccessEntries ?? true, props.nodeRole !== undefined);
 
     this.observability = new Observability(this, 'Observability', {
       clusterName,
@@ -275,7 +279,8 @@ export class Provisioner extends Construct {
   }
 
   private nodeRolesFor(props: ProvisionerProps): IRole[] {
-    const named = [...new Set(this.configuration.nodeClasses.flatMap((c) => (c.spec.role ? [c.spec.role] : [])))];
+    const named = specRoles(this.configuration.nodeClasses);
+    if (typeof props.nodeRole === 'string') return [importedRole(this, 'NodeRole', props.nodeRole)];
     if (props.nodeRole) return [props.nodeRole];
     const withProfile = this.configuration.nodeClasses.filter((c) => c.spec.instanceProfile && !c.spec.role);
     if (withProfile.length > 0) {
@@ -286,7 +291,7 @@ export class Provisioner extends Construct {
     return named.map((roleName, i) => {
       const id = i === 0 ? 'NodeRole' : `NodeRole${i + 1}`;
       // A role given by ARN exists already (Karpenter accepts either): use it, create nothing.
-      if (roleName.startsWith('arn:')) return Role.fromRoleArn(this, id, roleName, { mutable: false });
+      if (roleName.startsWith('arn:')) return importedRole(this, id, roleName);
       return new Role(this, id, {
         roleName,
         assumedBy: new ServicePrincipal(`ec2.${Aws.URL_SUFFIX}`),
@@ -379,17 +384,20 @@ export class Provisioner extends Construct {
     noAsyncRetries(this.gc, gcInterval);
   }
 
-  private createAccessEntries(clusterName: string, nodeEntries: boolean): void {
+  private createAccessEntries(clusterName: string, nodeEntries: boolean, sharedNodeRole: boolean): void {
     if (nodeEntries) {
-      const windows = this.configuration.nodeClasses.some((c) => resolveAMIFamily(c)?.startsWith('Windows'));
+      const classes = this.configuration.nodeClasses;
       this.nodeRoles.forEach((role, i) => {
-        for (const type of windows ? ['EC2_LINUX', 'EC2_WINDOWS'] : ['EC2_LINUX']) {
-          new CfnAccessEntry(this, `NodeAccess${type === 'EC2_LINUX' ? 'Linux' : 'Windows'}${i === 0 ? '' : i + 1}`, {
-            clusterName,
-            principalArn: role.roleArn,
-            type,
-          });
-        }
+        // With one role for every class, every class is this role's; otherwise the classes naming it
+        // (roles are made in the order of their first `spec.role`).
+        const users = sharedNodeRole ? classes : classes.filter((c) => c.spec.role === specRoles(classes)[i]);
+        const windows = users.some((c) => resolveAMIFamily(c)?.startsWith('Windows'));
+        // Logical ids as before one entry per role, so an update replaces nothing EKS would refuse.
+        new CfnAccessEntry(this, `NodeAccess${windows ? 'Windows' : 'Linux'}${i === 0 ? '' : i + 1}`, {
+          clusterName,
+          principalArn: role.roleArn,
+          type: windows ? 'EC2_WINDOWS' : 'EC2_LINUX',
+        });
       });
     }
     const groups: [KarplessFunction, string][] = [
@@ -424,6 +432,18 @@ function noAsyncRetries(fn: KarplessFunction, maxEventAge: Duration): void {
     retryAttempts: 0,
     maxEventAge: Duration.seconds(Math.min(Math.max(maxEventAge.toSeconds(), 60), 21_600)),
   });
+}
+
+/** An existing role by name or ARN: referenced, never created, changed or deleted by the stack. */
+function importedRole(scope: Construct, id: string, nameOrArn: string): IRole {
+  return nameOrArn.startsWith('arn:')
+    ? Role.fromRoleArn(scope, id, nameOrArn, { mutable: false })
+    : Role.fromRoleName(scope, id, nameOrArn, { mutable: false });
+}
+
+/** The distinct `spec.role` values, in the order node roles are made for them. */
+function specRoles(classes: Configuration['nodeClasses']): string[] {
+  return [...new Set(classes.flatMap((c) => (c.spec.role ? [c.spec.role] : [])))];
 }
 
 function isConfiguration(value: ProvisionerProps['manifests']): value is Configuration {

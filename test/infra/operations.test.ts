@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it, vi } from 'vitest';
 import { loadDeployConfiguration } from '../../infra/configuration';
 import { operationsContext } from '../../infra/context';
@@ -311,5 +312,33 @@ describe('-c context', () => {
     expect(() => contextOf({ reservedConcurrency: 'no' })).toThrow(
       'context reservedConcurrency is "no": use -c reservedConcurrency=true or -c reservedConcurrency=false',
     );
+    expect(() => contextOf({ nodeRole: 'not a role' })).toThrow(
+      /context nodeRole is "not a role": give an existing IAM role/,
+    );
+    expect(() => contextOf({ nodeAccessEntries: 'nope' })).toThrow(/context nodeAccessEntries is "nope"/);
+  });
+
+  it('reads an existing node role (name or ARN) and nodeAccessEntries, for clusters migrating from Karpenter', () => {
+    expect(contextOf({ nodeRole: 'KarpenterNodeRole-demo', nodeAccessEntries: 'false' })).toEqual({
+      nodeRole: 'KarpenterNodeRole-demo',
+      nodeAccessEntries: false,
+    });
+    const arn = 'arn:aws:iam::111111111111:role/eks/KarpenterNodeRole-demo';
+    expect(contextOf({ nodeRole: arn })).toEqual({ nodeRole: arn });
+  });
+
+  it("synthesizes a Karpenter user's stack without creating the node role or its access entry", () => {
+    const app = new App({ context: { ...NO_BUNDLING, nodeRole: 'KarpenterNodeRole-demo', nodeAccessEntries: false } });
+    const { stack } = buildKarplessApp(
+      { clusterName: 'demo', manifests: ['examples/manifests'], ...operationsContext(app.node) },
+      app,
+    );
+    const template = Template.fromStack(stack);
+    template.resourceCountIs('AWS::IAM::InstanceProfile', 0);
+    expect(
+      Object.keys(template.findResources('AWS::IAM::Role', { Properties: { RoleName: Match.anyValue() } })),
+    ).toEqual([]);
+    template.resourcePropertiesCountIs('AWS::EKS::AccessEntry', { Type: 'EC2_LINUX' }, 0);
+    template.resourcePropertiesCountIs('AWS::EKS::AccessEntry', { Type: 'EC2_WINDOWS' }, 0);
   });
 });

@@ -387,6 +387,21 @@ describe('Provisioner: IAM', () => {
     expect(passRole?.Resource).toBe('arn:aws:iam::111111111111:role/existing');
   });
 
+  it('uses an existing role given by name, the way a Karpenter user passes KarpenterNodeRole-<cluster>', () => {
+    const { template } = synthProvisioner({ nodeRole: 'KarpenterNodeRole-demo' });
+    expect(
+      Object.keys(template.findResources('AWS::IAM::Role', { Properties: { RoleName: Match.anyValue() } })),
+    ).toEqual([]);
+    const passRole = statementsOf(template, 'Provision').find((s) => s.Action === 'iam:PassRole');
+    expect(JSON.stringify(passRole?.Resource)).toContain(':role/KarpenterNodeRole-demo');
+    const entries = Object.values(
+      template.findResources('AWS::EKS::AccessEntry', { Properties: { Type: 'EC2_LINUX' } }),
+    );
+    expect(entries.map((e) => JSON.stringify(e.Properties.PrincipalArn))).toEqual([
+      expect.stringContaining(':role/KarpenterNodeRole-demo'),
+    ]);
+  });
+
   it('fails synth when a node class names only an instance profile and no node role is given', () => {
     expect(() => synthProvisioner({ manifests: ['test/fixtures/manifests/profile-only'] })).toThrow(
       /EC2NodeClass\/byo-profile: spec.instanceProfile is set.*pass the Provisioner's nodeRole prop/,
@@ -418,10 +433,23 @@ describe('Provisioner: EKS access entries', () => {
     expect(Object.values(entries).map((e) => e.Properties.KubernetesGroups)).toEqual([[KUBE.readerRbacGroup]]);
   });
 
-  it('adds EC2_WINDOWS when a Windows node class exists', () => {
-    const { template } = synthProvisioner({ manifests: ['test/fixtures/manifests/windows'] });
-    template.hasResourceProperties('AWS::EKS::AccessEntry', { Type: 'EC2_WINDOWS' });
-    template.hasResourceProperties('AWS::EKS::AccessEntry', { Type: 'EC2_LINUX' });
+  const nodeEntries = (manifests: string[], nodeRole?: string) => {
+    const { template } = synthProvisioner({ manifests, ...(nodeRole ? { nodeRole } : {}) });
+    return Object.values(template.findResources('AWS::EKS::AccessEntry'))
+      .filter((e) => e.Properties.Type !== 'STANDARD')
+      .map((e) => ({ type: e.Properties.Type, principal: JSON.stringify(e.Properties.PrincipalArn) }));
+  };
+
+  it('gives the role of a Windows node class EC2_WINDOWS and a Linux-only role EC2_LINUX, one entry each', () => {
+    const entries = nodeEntries(['examples/manifests', 'test/fixtures/manifests/windows']);
+    expect(entries.map((e) => e.type).sort()).toEqual(['EC2_LINUX', 'EC2_WINDOWS']);
+    expect(new Set(entries.map((e) => e.principal)).size).toBe(2);
+    expect(entries.find((e) => e.type === 'EC2_WINDOWS')?.principal).toContain('NodeRole2');
+  });
+
+  it('makes one EC2_WINDOWS entry for a role that Linux and Windows node classes share (EKS allows one per principal)', () => {
+    const entries = nodeEntries(['examples/manifests', 'test/fixtures/manifests/windows'], 'shared-nodes');
+    expect(entries).toEqual([{ type: 'EC2_WINDOWS', principal: expect.stringContaining(':role/shared-nodes') }]);
   });
 
   it('leaves node access entries out when asked', () => {
