@@ -5,6 +5,7 @@
 
 import type { Node } from '../apis/core/v1';
 import { KUBE, METRIC } from '../contracts';
+import { claimTerminationGracePeriodMs } from '../disruption/expiration';
 import type { KubeClient } from '../kube/types';
 import { CONDITION, isConditionTrue, markInitialized, markRegistered, type NodeClaimRecord } from '../nodeclaim/record';
 import { errorMessage } from '../providers/aws-errors';
@@ -29,7 +30,10 @@ export interface ClaimKnowledge {
    * (shared/nodeclaim/launch-record.ts backfillRecord).
    */
   backfill(instance: ClaimInstance, node: Node): Promise<NodeClaimRecord>;
-  /** The NodePool's terminationGracePeriod in ms, if it has one. */
+  /**
+   * The NodePool's terminationGracePeriod in ms, if it has one: only for a node whose claim has no
+   * record (the record keeps the one the claim was launched with).
+   */
   terminationGracePeriodMs(nodePool: string): number | undefined;
 }
 
@@ -189,9 +193,28 @@ export class NodeReconciler {
     if (isInitialized(node)) await this.updateRecord(record, (r) => markInitialized(r, now));
   }
 
-  private async stepDeletion(node: Node): Promise<void> {
+  /**
+   * How long a deletion may drain: the terminationGracePeriod the claim was launched with (its record),
+   * never today's NodePool's, which may have changed since; the NodePool's only for a node without one.
+   */
+  private async deletionGraceMs(node: Node): Promise<number | undefined> {
+    const instanceId = instanceIdFromProviderID(node.spec?.providerID);
+    let instance = instanceId ? this.known.get(instanceId) : null;
+    if (instanceId && instance === undefined) {
+      instance = (await this.deps.instances.byIds([instanceId])).get(instanceId) ?? null;
+      this.known.set(instanceId, instance);
+    }
+    const name = instance?.nodeClaimName;
+    const record = name ? (this.records.get(name) ?? (await this.deps.records.getNodeClaim(name))) : undefined;
+    if (record) return claimTerminationGracePeriodMs(record, undefined);
     const pool = node.metadata.labels?.['karpenter.sh/nodepool'];
-    const grace = pool ? this.deps.claims.terminationGracePeriodMs(pool) : undefined;
+    return pool ? this.deps.claims.terminationGracePeriodMs(pool) : undefined;
+  }
+
+  private async stepDeletion(node: Node): Promise<void> {
+    // The deadline is fixed when the drain starts; a drain already under way keeps its own.
+    const started = await this.deps.state.getDrain(node.metadata.name);
+    const grace = started ? undefined : await this.deletionGraceMs(node);
     const deletedAt = Date.parse(deletionTimestamp(node) ?? '');
     const record = await startDrain(this.deps, {
       nodeName: node.metadata.name,

@@ -438,6 +438,35 @@ describe('watcher deletion', () => {
     expect(kube.nodes.has('n1')).toBe(false);
   });
 
+  it('drains a `kubectl delete node` by the terminationGracePeriod of its NodeClaim record, not today’s NodePool', async () => {
+    // Prepare: the claim launched with terminationGracePeriod 20s; today's NodePool says 60 s.
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc' });
+    await records.createNodeClaim(
+      newNodeClaimRecord({
+        name: 'default-abc',
+        labels: { 'karpenter.sh/nodepool': 'default' },
+        annotations: {},
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [],
+          resources: { requests: {} },
+          taints: [],
+          startupTaints: [],
+          expireAfter: '720h',
+          terminationGracePeriod: '20s',
+        },
+        now: START,
+      }),
+    );
+    kube.putNode(deletingNode());
+    kube.putPod(boundPod('batch', 'n1', { annotations: { [KUBE.doNotDisruptAnnotation]: 'true' } }));
+    // Act
+    await time.run(runWatcher(deps(), { stopAt: START + 30_000 }));
+    // Assess: the record's 20 s are over, so the do-not-disrupt pod went and the instance with it.
+    expect(kube.callsTo('evictPod').map((a) => a[1])).toEqual(['batch']);
+    expect(instances.terminated).toEqual(['i-0abc']);
+  });
+
   it('holds do-not-disrupt pods until the grace period ends', async () => {
     kube.putNode(deletingNode());
     kube.putPod(boundPod('batch', 'n1', { annotations: { [KUBE.doNotDisruptAnnotation]: 'true' } }));
