@@ -1,22 +1,46 @@
 // SDK clients bound to a fresh moto account, so every test sees an empty region of its own even when
-// files run in parallel against the one server; plus fault injection and small fixtures.
+// files run in parallel against the one server; plus fault injection, small fixtures, and the
+// provision fixture (moto + the fake API server + the provision and watcher functions).
 
 import { randomInt } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  type CreateFleetCommandInput,
   CreateSecurityGroupCommand,
   CreateSubnetCommand,
   CreateVpcCommand,
+  DescribeInstancesCommand,
   EC2Client,
+  type Instance,
   type Tag,
+  TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
 import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
-import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
-import { IAMClient } from '@aws-sdk/client-iam';
+import { CreateEventBusCommand, EventBridgeClient } from '@aws-sdk/client-eventbridge';
+import { CreateRoleCommand, IAMClient } from '@aws-sdk/client-iam';
 import { PricingClient } from '@aws-sdk/client-pricing';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { inject } from 'vitest';
+import { createHandler as provisionHandler } from '../../lambdas/provision/handler';
+import type { Node, Pod } from '../../shared/apis/core/v1';
+import type { EC2NodeClass, NodePool, Taint } from '../../shared/apis/v1/types';
+import { DETAIL_TYPE, EVENT_SOURCE, KUBE, TAG } from '../../shared/contracts';
+import { noticePodFromPod } from '../../shared/notice';
+import { createStateTable, dynamoApi } from '../../shared/providers/dynamo-port';
+import { provisionDeps } from '../../shared/runtime/deps/provision';
+import { watcherDeps } from '../../shared/runtime/deps/watcher';
+import { buildRuntime, type Runtime } from '../../shared/runtime/environment';
+import { NodeReconciler } from '../../shared/runtime/nodes';
+import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
+import { RecordingRetryQueue } from '../runtime/fakes';
+import { node, pod } from '../support/kube/builders';
+import { FakeApiServer } from '../support/kube/fake-apiserver';
+import { type SchedulingPass, StandInScheduler } from '../support/kube/scheduler';
 import { SEED_K8S_VERSION } from './moto/seed';
 
 export const REGION = 'us-west-2';
@@ -214,4 +238,209 @@ export async function createCluster(
     }),
   );
   return { arn: created.cluster?.arn ?? '', endpoint: created.cluster?.endpoint ?? '' };
+}
+
+/** What a provision fixture is built from: the configuration and the node class's subnets. */
+export interface ProvisionFixtureOptions {
+  cluster: string;
+  nodePools: NodePool[];
+  /** Subnets, tagged for the node class unless `tagged: false`; default one in us-west-2a. */
+  subnets?: { zone: string; cidr: string; tagged?: boolean }[];
+}
+
+/**
+ * One moto account and one fake API server with everything the provision and watcher functions need
+ * (network, EKS cluster, node role, state table, notice bus, configuration file), the provision
+ * handler warm across calls as a Lambda instance is, every CreateFleet request recorded, and the
+ * parts of a cluster that are not karpless played by hand: a kubelet joining a Node, one watcher
+ * registration pass, one pass of the stand-in kube-scheduler.
+ */
+export class ProvisionFixture {
+  /** Every CreateFleet request sent since the last reset(). */
+  fleets: CreateFleetCommandInput[] = [];
+  private notices = 0;
+  private reconciler: NodeReconciler | undefined;
+
+  private constructor(
+    readonly options: ProvisionFixtureOptions,
+    readonly account: MotoAccount,
+    readonly api: FakeApiServer,
+    readonly runtime: Runtime,
+    private readonly handler: ReturnType<typeof provisionHandler>,
+    private readonly tools: Powertools,
+  ) {}
+
+  static async start(options: ProvisionFixtureOptions): Promise<ProvisionFixture> {
+    const { cluster } = options;
+    process.env.POWERTOOLS_LOG_LEVEL = process.env.DEBUG_LOG ?? 'SILENT';
+    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+    const tools = powertools('itest', cluster);
+    const account = motoAccount();
+    const discovery = { 'karpenter.sh/discovery': cluster };
+    await createNetwork(account, {
+      subnets: (options.subnets ?? [{ zone: 'us-west-2a', cidr: '10.0.1.0/24' }]).map((s) => ({
+        zone: s.zone,
+        cidr: s.cidr,
+        ...(s.tagged === false ? {} : { tags: discovery }),
+      })),
+      securityGroups: [{ name: 'nodes', tags: discovery }],
+    });
+    await createCluster(account, cluster, { serviceCIDR: '172.20.0.0/16' });
+    const role = `KarpenterNodeRole-${cluster}`;
+    await account.iam.send(
+      new CreateRoleCommand({
+        RoleName: role,
+        AssumeRolePolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: [] }),
+      }),
+    );
+    await createStateTable(dynamoApi(account.dynamodb), 'karpless-state');
+    await account.eventbridge.send(new CreateEventBusCommand({ Name: 'karpless' }));
+    const api = await FakeApiServer.start();
+    const nodeClass: EC2NodeClass = {
+      apiVersion: 'karpenter.k8s.aws/v1',
+      kind: 'EC2NodeClass',
+      metadata: { name: 'default' },
+      spec: {
+        subnetSelectorTerms: [{ tags: discovery }],
+        securityGroupSelectorTerms: [{ tags: discovery }],
+        amiSelectorTerms: [{ alias: 'al2023@latest' }],
+        role,
+      },
+    };
+    const configFile = join(mkdtempSync(join(tmpdir(), `karpless-${cluster}-`)), 'karpless-config.json');
+    writeFileSync(configFile, JSON.stringify({ nodePools: options.nodePools, nodeClasses: [nodeClass] }));
+    const runtime = buildRuntime({
+      env: {
+        KARPLESS_CLUSTER_NAME: cluster,
+        KARPLESS_STATE_TABLE: 'karpless-state',
+        KARPLESS_NOTICE_BUS: 'karpless',
+        KARPLESS_CONFIG_FILE: configFile,
+        KARPLESS_KUBE_ENDPOINT: api.url,
+        AWS_REGION: account.region,
+      },
+      clients: account,
+    });
+    const handler = provisionHandler(
+      once(async () => provisionDeps(runtime, tools.telemetry)),
+      tools,
+      () => new RecordingRetryQueue(),
+    );
+    const fixture = new ProvisionFixture(options, account, api, runtime, handler, tools);
+    account.ec2.middlewareStack.add(
+      (next, ctx) => async (args) => {
+        if (ctx.commandName === 'CreateFleetCommand') {
+          fixture.fleets.push(structuredClone(args.input as CreateFleetCommandInput));
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordCreateFleet' },
+    );
+    return fixture;
+  }
+
+  async stop(): Promise<void> {
+    await this.api.stop();
+  }
+
+  /** A clean slate for the next case: no claims in flight, no faults, no recorded fleets. */
+  async reset(): Promise<void> {
+    this.fleets = [];
+    this.api.clearFaults();
+    await clearFaults(this.account);
+    const ids = (await this.liveInstances()).flatMap((i) => (i.InstanceId ? [i.InstanceId] : []));
+    if (ids.length > 0) await this.account.ec2.send(new TerminateInstancesCommand({ InstanceIds: ids }));
+  }
+
+  /** A PodsUnschedulable notice as the watcher puts it, at a new observation time each (new claim names). */
+  notice(pods: Pod[]): string {
+    this.notices++;
+    return JSON.stringify({
+      version: '0',
+      source: EVENT_SOURCE,
+      'detail-type': DETAIL_TYPE.podsUnschedulable,
+      detail: {
+        cluster: this.options.cluster,
+        observedAt: new Date(Date.UTC(2026, 0, 1, 0, 0, this.notices)).toISOString(),
+        pods: pods.map(noticePodFromPod),
+        daemonSets: [],
+      },
+    });
+  }
+
+  /** Delivers the bodies to the provision handler as one SQS batch (message ids m0, m1, …). */
+  provision(bodies: string[]): Promise<SQSBatchResponse> {
+    const context = {
+      getRemainingTimeInMillis: () => 60_000,
+      awsRequestId: 'req',
+      functionName: 'fn',
+    } as unknown as Context;
+    const event = { Records: bodies.map((body, i) => ({ messageId: `m${i}`, body })) } as unknown as SQSEvent;
+    return this.handler(event, context) as Promise<SQSBatchResponse>;
+  }
+
+  /** A pod the kube-scheduler marked Unschedulable, put in the fake cluster. */
+  pendingPod(name: string, cpu = '500m', change: (pod: Pod) => void = () => undefined): Pod {
+    const p = pod(name, { cpu, owner: { kind: 'ReplicaSet', name: 'web' } });
+    p.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
+    change(p);
+    return this.api.addPod(p);
+  }
+
+  /** Our pending and running instances. */
+  async liveInstances(): Promise<Instance[]> {
+    const out = await this.account.ec2.send(
+      new DescribeInstancesCommand({
+        Filters: [
+          { Name: `tag:${TAG.clusterName}`, Values: [this.options.cluster] },
+          { Name: 'instance-state-name', Values: ['pending', 'running'] },
+        ],
+      }),
+    );
+    return (out.Reservations ?? []).flatMap((r) => r.Instances ?? []);
+  }
+
+  /** The live instance of the claim the CreateFleet request launched. */
+  async instanceOf(fleet: CreateFleetCommandInput): Promise<Instance> {
+    const claim = fleet.TagSpecifications?.[0]?.Tags?.find((t) => t.Key === TAG.nodeClaim)?.Value;
+    const found = (await this.liveInstances()).find((i) =>
+      i.Tags?.some((t) => t.Key === TAG.nodeClaim && t.Value === claim),
+    );
+    if (!found) throw new Error(`no live instance of NodeClaim ${claim}`);
+    return found;
+  }
+
+  /** The kubelet of the instance: a Ready Node with its providerID, the unregistered taint and the given allocatable. */
+  joinNode(instance: Instance, allocatable: Record<string, string>, taints: Taint[] = []): Node {
+    const name = instance.PrivateDnsName || `ip-${instance.InstanceId}.us-west-2.compute.internal`;
+    const joined = node(name, {
+      providerID: `aws:///${instance.Placement?.AvailabilityZone}/${instance.InstanceId}`,
+      taints: [{ key: KUBE.unregisteredTaintKey, effect: 'NoExecute' }, ...taints],
+    });
+    joined.status = { capacity: allocatable, allocatable };
+    this.api.addNode(joined);
+    return this.api.markNodeReady(name);
+  }
+
+  /** One registration pass of the watcher over every Node (no batching loop, no wall clock). */
+  async register(): Promise<void> {
+    this.reconciler ??= new NodeReconciler(await watcherDeps(this.runtime, this.tools.telemetry));
+    await this.reconciler.reconcile(this.api.nodes());
+  }
+
+  /** One pass of the stand-in kube-scheduler: binds every pending pod some node takes. */
+  schedule(): SchedulingPass {
+    return new StandInScheduler(this.api).schedule();
+  }
+}
+
+/** The availability zones of a CreateFleet request's overrides. */
+export function fleetZones(fleet: CreateFleetCommandInput): Set<string> {
+  return new Set(
+    (fleet.LaunchTemplateConfigs ?? []).flatMap((c) => (c.Overrides ?? []).map((o) => o.AvailabilityZone ?? '')),
+  );
+}
+
+/** A DynamoDB error body (JSON protocol), as DynamoDB answers a failed call. */
+export function dynamoErrorBody(type: string, message: string): string {
+  return JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message });
 }
