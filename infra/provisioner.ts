@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Aws, CfnOutput, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Aws, CfnOutput, CustomResource, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
@@ -248,6 +248,7 @@ export class Provisioner extends Construct {
     this.wireDrift(props.driftInterval ?? Duration.minutes(5));
     this.wireGc(props.gcInterval ?? Duration.minutes(2));
     this.createAccessEntries(clusterName, props.nodeAccessEntries ?? true, props.nodeRole !== undefined);
+    this.uninstallOnDestroy(clusterName);
 
     this.observability = new Observability(this, 'Observability', {
       clusterName,
@@ -335,6 +336,24 @@ export class Provisioner extends Construct {
     this.watcher.function.addToRolePolicy(scopedInstanceTagging(clusterName));
     this.interruption.function.addToRolePolicy(regionalReads(['DescribeInstances']));
     this.interruption.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));
+  }
+
+  /**
+   * `cdk destroy` would stop at the node role, which IAM refuses to delete while the instance
+   * profiles karpless made at run time hold it. The gc function, invoked by CloudFormation as this
+   * resource is deleted (before the node roles it depends on, after nothing else of karpless is
+   * needed), removes those profiles and karpless's launch templates and reports the instances still
+   * running. Its physical id never changes, so only the stack's deletion deletes it.
+   */
+  private uninstallOnDestroy(clusterName: string): void {
+    const uninstall = new CustomResource(this, 'Uninstall', {
+      serviceToken: this.gc.function.functionArn,
+      resourceType: 'Custom::KarplessUninstall',
+      properties: { ClusterName: clusterName },
+    });
+    for (const role of this.nodeRoles) {
+      if (role instanceof Role) uninstall.node.addDependency(role);
+    }
   }
 
   private wireEvents(watcherInterval: Duration): void {

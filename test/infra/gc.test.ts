@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { KUBE } from '../../shared/contracts';
 import { actionsOf, exampleTemplate, statementsOf, synthProvisioner } from './stack';
 
-vi.setConfig({ testTimeout: 60_000 });
+vi.setConfig({ testTimeout: 180_000 });
 
 const gcArn = { 'Fn::GetAtt': [Match.stringLikeRegexp('^ProvisionerGc'), 'Arn'] };
 

@@ -493,3 +493,20 @@ describe('Provisioner: input checks at synth', () => {
     expect(() => synthProvisioner({ manifests: ['test/fixtures/manifests/invalid'] })).toThrow(/invalid configuration/);
   });
 });
+
+describe('Provisioner: cdk destroy', () => {
+  it('has the gc function remove run-time instance profiles and launch templates before the node role goes', () => {
+    const template = exampleTemplate();
+    const resources = template.findResources('Custom::KarplessUninstall');
+    const [uninstall] = Object.values(resources);
+    expect(Object.keys(resources)).toHaveLength(1);
+    expect(uninstall?.Properties.ServiceToken).toEqual({
+      'Fn::GetAtt': [expect.stringMatching(/^ProvisionerGc/), 'Arn'],
+    });
+    const nodeRoles = Object.keys(
+      template.findResources('AWS::IAM::Role', { Properties: { RoleName: Match.anyValue() } }),
+    );
+    expect(nodeRoles.length).toBeGreaterThan(0);
+    expect(uninstall?.DependsOn).toEqual(expect.arrayContaining(nodeRoles));
+  });
+});

@@ -1,5 +1,6 @@
 // What the gc function needs beyond the common runtime: the Kubernetes client, the cluster's launch
-// templates and instance profiles as garbage collection lists and deletes them.
+// templates and instance profiles as garbage collection lists and deletes them; and the narrower set
+// the stack's uninstall resource needs.
 
 import { IAMClient } from '@aws-sdk/client-iam';
 import { isEvictable } from '../../kube/client';
@@ -9,10 +10,27 @@ import { ec2Api, iamApi } from '../../providers/ports';
 import { clientConfig, kubeClient, type Runtime } from '../environment';
 import type { GcDeps } from '../gc';
 import type { Telemetry } from '../telemetry';
+import type { UninstallDeps } from '../uninstall';
 
-export async function gcDeps(runtime: Runtime, telemetry: Telemetry): Promise<GcDeps> {
+function clusterResources(runtime: Runtime): Pick<GcDeps, 'launchTemplates' | 'instanceProfiles'> {
   const { clients, settings } = runtime;
   const iam = clients.iam ?? new IAMClient(clientConfig(settings.region));
+  return {
+    launchTemplates: new ClusterLaunchTemplates(ec2Api(clients.ec2), settings.cluster),
+    instanceProfiles: new ClusterInstanceProfiles(iamApi(iam), {
+      cluster: settings.cluster,
+      region: settings.region,
+    }),
+  };
+}
+
+/** The stack's uninstall: EC2 and IAM only, since the cluster may be gone or unreachable by then. */
+export function uninstallDeps(runtime: Runtime, telemetry: Telemetry): UninstallDeps {
+  return { log: telemetry.log, instances: runtime.instances, ...clusterResources(runtime) };
+}
+
+export async function gcDeps(runtime: Runtime, telemetry: Telemetry): Promise<GcDeps> {
+  const { settings } = runtime;
   return {
     ...telemetry,
     cluster: settings.cluster,
@@ -24,11 +42,7 @@ export async function gcDeps(runtime: Runtime, telemetry: Telemetry): Promise<Gc
     state: runtime.state,
     nodeClaims: runtime.state,
     records: runtime.state,
-    launchTemplates: new ClusterLaunchTemplates(ec2Api(clients.ec2), settings.cluster),
-    instanceProfiles: new ClusterInstanceProfiles(iamApi(iam), {
-      cluster: settings.cluster,
-      region: settings.region,
-    }),
+    ...clusterResources(runtime),
     isEvictable,
     clock: runtime.clock,
   };

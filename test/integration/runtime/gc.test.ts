@@ -18,16 +18,17 @@ import {
   CreateInstanceProfileCommand,
   CreateRoleCommand,
   ListInstanceProfilesCommand,
+  ListInstanceProfilesForRoleCommand,
 } from '@aws-sdk/client-iam';
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createHandler as gcHandler } from '../../../lambdas/gc/handler';
+import { createStackEventHandler, createHandler as gcHandler } from '../../../lambdas/gc/handler';
 import { createHandler as watcherHandler } from '../../../lambdas/watcher/handler';
 import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { KUBE, REGISTRATION_TTL_MS, TAG } from '../../../shared/contracts';
 import { EMPTY_SINCE_ANNOTATION } from '../../../shared/disruption/emptiness';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
-import { gcDeps } from '../../../shared/runtime/deps/gc';
+import { gcDeps, uninstallDeps } from '../../../shared/runtime/deps/gc';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
 import type { Runtime } from '../../../shared/runtime/environment';
 import type { GcReport } from '../../../shared/runtime/gc';
@@ -77,6 +78,8 @@ interface Cluster {
   advance(ms: number): void;
   gc(): Promise<GcReport>;
   watch(ms: number): Promise<unknown>;
+  /** CloudFormation's Delete of the uninstall resource; resolves to the response body it would get. */
+  destroy(): Promise<Record<string, unknown>>;
 }
 
 // Each test deploys the stack's roles into a fresh account (synth, five roles): allow for a loaded machine.
@@ -124,6 +127,29 @@ async function cluster(pool: NodePool = nodePool): Promise<Cluster> {
     },
     gc: () => gc({}, context(60_000)),
     watch: (ms) => watcher({}, context(ms + 5_000)),
+    destroy: async () => {
+      let body = '';
+      const stackEvent = createStackEventHandler(
+        async () => uninstallDeps(runtimes.gc, tools.telemetry),
+        tools,
+        async (_url, sent) => {
+          body = sent;
+        },
+      );
+      await stackEvent(
+        {
+          RequestType: 'Delete',
+          ResponseURL: 'https://cloudformation-custom-resource-response.example/presigned',
+          StackId: 'arn:aws:cloudformation:us-west-2:123456789012:stack/Karpless-c1/1',
+          RequestId: 'req-1',
+          LogicalResourceId: 'ProvisionerUninstall',
+          PhysicalResourceId: 'Karpless-c1/ProvisionerUninstall',
+          ResourceType: 'Custom::KarplessUninstall',
+        },
+        context(60_000),
+      );
+      return JSON.parse(body) as Record<string, unknown>;
+    },
   };
   clusters.push(created);
   return created;
@@ -311,6 +337,75 @@ describe('gc function against moto and the fake API server', () => {
       'c1_current',
       'c2_removed',
     ]);
+  });
+
+  it('cdk destroy: removes the node role from every instance profile of the cluster, deletes them and the launch templates, and reports what still runs', async () => {
+    const c = await cluster();
+    const tags = (cluster: string) =>
+      Object.entries({
+        [TAG.clusterName]: cluster,
+        [TAG.clusterOwned(cluster)]: 'owned',
+        [TAG.nodePool]: 'general',
+        [TAG.nodeClass]: 'default',
+        'topology.kubernetes.io/region': 'us-west-2',
+      }).map(([Key, Value]) => ({ Key, Value }));
+    for (const [name, cluster] of [
+      ['karpenter.k8s.aws/ours', CLUSTER],
+      ['karpenter.k8s.aws/theirs', 'c2'],
+    ] as const) {
+      await c.account.ec2.send(
+        new CreateLaunchTemplateCommand({
+          LaunchTemplateName: name,
+          LaunchTemplateData: { ImageId: 'ami-12c6146b' },
+          TagSpecifications: [{ ResourceType: 'launch-template', Tags: tags(cluster) }],
+        }),
+      );
+    }
+    await c.account.iam.send(
+      new CreateRoleCommand({
+        RoleName: 'KarpenterNodeRole-c1',
+        AssumeRolePolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: [] }),
+      }),
+    );
+    for (const [name, cluster] of [
+      ['c1_default', CLUSTER],
+      ['c2_default', 'c2'],
+    ] as const) {
+      await c.account.iam.send(
+        new CreateInstanceProfileCommand({
+          InstanceProfileName: name,
+          Path: `/karpenter/us-west-2/${cluster}/default/`,
+          Tags: tags(cluster),
+        }),
+      );
+      await c.account.iam.send(
+        new AddRoleToInstanceProfileCommand({ InstanceProfileName: name, RoleName: 'KarpenterNodeRole-c1' }),
+      );
+    }
+    const running = await launch(c, ourTags('general-ddddd'));
+    // The cluster may be gone by the time the stack is destroyed: the uninstall never needs it.
+    await c.api.stop();
+
+    const response = await c.destroy();
+
+    expect(response).toMatchObject({
+      Status: 'SUCCESS',
+      RequestId: 'req-1',
+      LogicalResourceId: 'ProvisionerUninstall',
+      PhysicalResourceId: 'Karpless-c1/ProvisionerUninstall',
+      Data: { StillRunning: running, Failed: '0' },
+    });
+    expect(response.Reason).toContain(`still running: ${running}`);
+    const profiles = await c.account.iam.send(new ListInstanceProfilesCommand({}));
+    expect((profiles.InstanceProfiles ?? []).map((p) => p.InstanceProfileName)).toEqual(['c2_default']);
+    const ofRole = await c.account.iam.send(
+      new ListInstanceProfilesForRoleCommand({ RoleName: 'KarpenterNodeRole-c1' }),
+    );
+    expect((ofRole.InstanceProfiles ?? []).map((p) => p.InstanceProfileName)).toEqual(['c2_default']);
+    const templates = await c.account.ec2.send(new DescribeLaunchTemplatesCommand({}));
+    expect((templates.LaunchTemplates ?? []).map((t) => t.LaunchTemplateName)).toEqual(['karpenter.k8s.aws/theirs']);
+    // Nothing is terminated: a running node may carry workloads.
+    expect(await stateOf(c, running)).toBe('running');
   });
 
   it('removes empty nodes after consolidateAfter, not before, never more than the budget at once', async () => {
