@@ -1,28 +1,16 @@
-// Which pending pods karpless provisions for (Karpenter's pod.IsProvisionable): not bound, not
-// being preempted onto a node, marked Unschedulable by the kube-scheduler, not terminal, not being
-// deleted, and not made by a DaemonSet or a node (those follow nodes instead of asking for them).
+// Which pending pods the provision function and the watcher provision for: the API server's pods,
+// judged by the one rule (shared/workloads/provisionable.ts, Karpenter's pod.IsProvisionable) with
+// a PodScheduled=False/Unschedulable condition required.
 
 import type { Pod } from '../apis/core/v1';
-import { controllerKind, deletionTimestamp, nominatedNodeName, podCondition } from './objects';
+import { notProvisionableReason as reasonOf } from '../workloads/provisionable';
 
 /** The field selector of unassigned pods: the pending candidates, listed and watched. */
 export const UNASSIGNED_PODS = 'spec.nodeName=';
 
-/** Why karpless does not provision for the pod, or undefined when it does. */
+/** Why karpless does not provision for the API server's pod, or undefined when it does. */
 export function notProvisionableReason(pod: Pod): string | undefined {
-  if (pod.spec.nodeName) return `bound to node ${pod.spec.nodeName}`;
-  const phase = pod.status?.phase;
-  if (phase === 'Succeeded' || phase === 'Failed') return `finished (phase ${phase})`;
-  if (deletionTimestamp(pod)) return 'terminating';
-  const nominated = nominatedNodeName(pod);
-  if (nominated) return `nominated to node ${nominated} by the kube-scheduler (preemption)`;
-  const kind = controllerKind(pod);
-  if (kind === 'DaemonSet' || kind === 'Node') return `made by a ${kind}: it follows nodes`;
-  const scheduled = podCondition(pod, 'PodScheduled');
-  if (scheduled?.status !== 'False' || scheduled.reason !== 'Unschedulable') {
-    return 'not marked Unschedulable by the kube-scheduler (PodScheduled=False, reason Unschedulable)';
-  }
-  return undefined;
+  return reasonOf(pod);
 }
 
 export function isProvisionable(pod: Pod): boolean {

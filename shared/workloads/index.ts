@@ -203,7 +203,7 @@ function addDocument(set: WorkloadSet, doc: LoadedDocument, kind: string, object
       );
     } else if (pod.spec.nodeName) set.bound.push(pod);
     else {
-      const skip = notProvisionableReason(pod);
+      const skip = notProvisionableReason(pod, { manifest: true });
       if (skip) set.notes.push(`${doc.file}: skipped Pod/${pod.metadata.namespace}/${pod.metadata.name} (${skip})`);
       else set.pending.push(pod);
     }

@@ -1,26 +1,51 @@
-// Which unbound pods a plan provisions for, as Karpenter's IsProvisionable decides from what the
-// API server says of a pod: only pods the kube-scheduler has tried and marked Unschedulable. A pod
-// written as a manifest, with no status at all, describes a pod to be created and stays plannable.
+// Which unbound pods karpless provisions for: Karpenter's pod.IsProvisionable, the one rule for both
+// the provision function (pods as the API server has them) and `karpless plan` (pods as manifests).
+// A pod is provisioned for when it is not bound, not terminal, not being deleted, not being preempted
+// onto a node, not made by a DaemonSet or a Node (those follow nodes instead of asking for them), and
+// marked Unschedulable by the kube-scheduler. A manifest has no status: a pod written without a
+// PodScheduled condition describes a pod to be created, and `karpless plan` plans it.
 
 import type { Pod } from '../apis/core/v1';
 
-/**
- * Why an unbound pod is not provisioned for, or undefined when it is:
- *  - terminating (metadata.deletionTimestamp): it is going away;
- *  - status.nominatedNodeName: the scheduler is preempting for it on that node;
- *  - a PodScheduled condition whose reason is not Unschedulable (e.g. SchedulingGated): the scheduler
- *    has not found it unschedulable (yet);
- *  - owned by a DaemonSet or a Node (a mirror pod): their controllers place them.
- */
-export function notProvisionableReason(pod: Pod): string | undefined {
-  if (pod.metadata.deletionTimestamp) return 'terminating';
-  if (pod.status?.nominatedNodeName) return `nominated to node ${pod.status.nominatedNodeName} by a preemption`;
-  const scheduled = pod.status?.conditions?.filter((c) => c.type === 'PodScheduled') ?? [];
-  if (scheduled.length > 0 && !scheduled.some((c) => c.reason === 'Unschedulable')) {
-    const c = scheduled[0]!;
-    return `not marked Unschedulable by the scheduler (PodScheduled=${c.status}${c.reason ? ` reason ${c.reason}` : ''})`;
+export interface ProvisionableOptions {
+  /**
+   * The pod comes from a YAML file, not the API server: without a PodScheduled condition it is a pod
+   * still to be created (no scheduler has seen it), and is planned. A condition it does carry is
+   * judged as the API server's would be.
+   */
+  manifest?: boolean;
+}
+
+interface LiveStatus {
+  phase?: string;
+  nominatedNodeName?: string;
+  conditions?: { type: string; status: string; reason?: string }[];
+}
+
+function controllerKind(pod: Pod): { kind: string; name: string } | undefined {
+  const owners = pod.metadata.ownerReferences ?? [];
+  return owners.find((o) => o.controller) ?? owners[0];
+}
+
+/** Why karpless does not provision for the pod, or undefined when it does. */
+export function notProvisionableReason(pod: Pod, options: ProvisionableOptions = {}): string | undefined {
+  const status = pod.status as LiveStatus | undefined;
+  if (pod.spec.nodeName) return `bound to node ${pod.spec.nodeName}`;
+  if (status?.phase === 'Succeeded' || status?.phase === 'Failed') return `finished (phase ${status.phase})`;
+  if ((pod.metadata as { deletionTimestamp?: string }).deletionTimestamp) return 'terminating';
+  if (status?.nominatedNodeName) {
+    return `nominated to node ${status.nominatedNodeName} by the kube-scheduler (preemption)`;
   }
-  const owner = pod.metadata.ownerReferences?.find((o) => o.kind === 'DaemonSet' || o.kind === 'Node');
-  if (owner) return `owned by ${owner.kind} ${owner.name}, whose controller places it`;
+  const owner = controllerKind(pod);
+  if (owner?.kind === 'DaemonSet' || owner?.kind === 'Node') {
+    return `made by ${owner.kind} ${owner.name}: it follows nodes`;
+  }
+  const scheduled = status?.conditions?.filter((c) => c.type === 'PodScheduled') ?? [];
+  if (scheduled.length === 0 && options.manifest) return undefined;
+  if (!scheduled.some((c) => c.status === 'False' && c.reason === 'Unschedulable')) {
+    const c = scheduled[0];
+    const seen = c ? `PodScheduled=${c.status}${c.reason ? ` reason ${c.reason}` : ''}` : 'no PodScheduled condition';
+    return `not marked Unschedulable by the kube-scheduler (${seen})`;
+  }
   return undefined;
 }
