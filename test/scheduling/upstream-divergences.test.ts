@@ -236,6 +236,36 @@ describe('Existing Nodes > host ports', () => {
     expect(result.nodeClaims.flatMap((c) => c.pods.map((p) => p.metadata.name))).toEqual(['new']);
   });
 
+  it('does not open a node for a pod whose host port a DaemonSet of the pool binds (daemonHostPortUsage)', () => {
+    // Prepare: a node-exporter DaemonSet on 9100 runs on the default pool, not on the tainted one.
+    const exporter = withPort('node-exporter', 9100);
+    const taint: Taint = { key: 'dedicated', value: 'edge', effect: 'NoSchedule' };
+    const edge = nodePool('edge', { taints: [taint] });
+    const pending = withPort('agent', 9100);
+    // Act
+    const alone = run({ pods: [withPort('agent', 9100)], daemonSets: [exporter] });
+    pending.spec.tolerations = [{ key: 'dedicated', operator: 'Equal', value: 'edge', effect: 'NoSchedule' }];
+    const beside = run({ pods: [pending], daemonSets: [exporter], nodePools: [nodePool('default'), edge] });
+    // Assess: nowhere in the default pool; in the pool the DaemonSet does not run on.
+    expect(alone.nodeClaims).toEqual([]);
+    expect(alone.unschedulable[0]?.reasons).toEqual([
+      'NodePool default: hostPort 9100/TCP is bound by DaemonSet pod default/node-exporter on every node of the pool',
+    ]);
+    expect(beside.nodeClaims.map((c) => c.nodePool)).toEqual(['edge']);
+  });
+
+  it('keeps a pod off an existing node whose DaemonSet pod binds its host port', () => {
+    const node = ourNode('node-1', { initialized: true });
+    const exporter = withPort('node-exporter-x1', 9100);
+    exporter.metadata.ownerReferences = [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'node-exporter' }];
+    exporter.spec.nodeName = 'node-1';
+    node.pods.push(exporter);
+    const result = run({ pods: [withPort('agent', 9100), pod('plain')], existingNodes: [node] });
+    expect(result.existingNodes.flatMap((n) => n.pods.map((p) => p.metadata.name))).toEqual(['plain']);
+    expect(result.unschedulable).toEqual([]);
+    expect(result.nodeClaims.flatMap((c) => c.pods.map((p) => p.metadata.name))).toEqual(['agent']);
+  });
+
   it('lets pods share a node when protocols or specific host addresses differ (hostportusage Matches)', () => {
     const result = run({
       pods: [

@@ -25,6 +25,7 @@ import {
 } from '../requirements';
 import { CPU } from '../resources';
 import { untoleratedTaint } from '../taints';
+import { hostPorts } from './host-ports';
 import { preferredOffering } from './offerings';
 import { cmp } from './ordering';
 import { describePool } from './reason-text';
@@ -46,6 +47,7 @@ export class TypeCatalog {
   private readonly reqsIds = new Map<string, number>();
   private readonly mergeMemo = new Map<string, { id: number; conflict?: Requirement } | null>();
   private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
+  private readonly daemonPortsMemo = new Map<number, Pod[]>();
 
   constructor(
     private readonly input: SchedulingInput,
@@ -197,6 +199,29 @@ export class TypeCatalog {
     }
     pool.dsMemo.set(reqsId, v);
     return v;
+  }
+
+  /**
+   * The DaemonSet pods that bind host ports and run on every node of the pool (they tolerate its taints
+   * and their requirements fit its template): Karpenter's per-template daemonHostPortUsage, which every
+   * new claim of the pool starts with.
+   */
+  daemonHostPortPods(pool: PoolState): Pod[] {
+    let pods = this.daemonPortsMemo.get(pool.index);
+    if (pods) return pods;
+    const poolId = this.intern(pool.domain);
+    pods = this.daemonSets
+      .filter((ds) => hostPorts(ds.pod).length > 0)
+      .filter((ds) => !untoleratedTaint(ds.pod.spec.tolerations, pool.taints, true))
+      .filter((ds) =>
+        ds.terms.some((terms) => {
+          const merged = this.merge(poolId, terms, this.intern(terms));
+          return merged !== null && !merged.conflict;
+        }),
+      )
+      .map((ds) => ds.pod);
+    this.daemonPortsMemo.set(pool.index, pods);
+    return pods;
   }
 
   /**

@@ -13,6 +13,7 @@ import {
 import { PODS } from '../resources';
 import { formatTaint, untoleratedTaint } from '../taints';
 import type { TypeCatalog } from './catalog';
+import { hostPortTerms, labelsWithHostPorts } from './host-ports';
 import { cmpNatural } from './ordering';
 import { formatAmount } from './reason-text';
 import type { PoolState, PricedType, StaticFit, Variant } from './state';
@@ -33,6 +34,8 @@ function computeStaticFit(catalog: TypeCatalog, v: Variant, pool: PoolState): St
   const prefix = `NodePool ${pool.name}: `;
   const taint = untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft);
   if (taint) return { reason: `${prefix}taint ${formatTaint(taint)} not tolerated` };
+  const port = daemonPortConflict(catalog, v, pool);
+  if (port) return { reason: prefix + port };
   const poolId = catalog.intern(pool.domain);
   const merged = catalog.merge(poolId, v.reqs, catalog.intern(v.reqs))!;
   if (merged.conflict) {
@@ -56,6 +59,20 @@ function computeStaticFit(catalog: TypeCatalog, v: Variant, pool: PoolState): St
     return { reason: prefix + explainNoFit(catalog, v, pool, compat, ds) };
   }
   return { reqs: catalog.reqsById[merged.id]!, reqsId: merged.id };
+}
+
+/** A host port of the class that a DaemonSet running on every node of the pool binds already, in words. */
+function daemonPortConflict(catalog: TypeCatalog, v: Variant, pool: PoolState): string | undefined {
+  const terms = hostPortTerms(v.cls.first);
+  if (terms.length === 0) return undefined;
+  for (const ds of catalog.daemonHostPortPods(pool)) {
+    const labels = labelsWithHostPorts(ds);
+    const taken = terms.find((t) => t.selector.matches(labels));
+    if (taken) {
+      return `${taken.selector.text} is bound by DaemonSet pod ${ds.metadata.namespace ?? 'default'}/${ds.metadata.name} on every node of the pool`;
+    }
+  }
+  return undefined;
 }
 
 function explainNoType(catalog: TypeCatalog, v: Variant, pool: PoolState, poolId: number): string {
