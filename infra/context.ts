@@ -1,14 +1,15 @@
 // The `-c` context values of the operational props: `reservedConcurrency=false`,
 // `noticeProducers=ARN,ARN`, and for clusters that have a node role and its access entry already
-// (a Karpenter user's): `nodeRole=NAME|ARN` and `nodeAccessEntries=false`. A value that cannot mean
-// anything fails synth naming the key.
+// (a Karpenter user's): `nodeRole=NAME|ARN` and `nodeAccessEntries=false`; for private clusters:
+// `vpc=vpc-…`, `subnets=subnet-…,…`, `securityGroups=sg-…,…` and `isolatedVPC=true`. A value that
+// cannot mean anything fails synth naming the key.
 
 import type { Node } from 'constructs';
 import type { ProvisionerProps } from './provisioner';
 
 export type OperationsContext = Pick<
   ProvisionerProps,
-  'reservedConcurrency' | 'noticeProducers' | 'nodeAccessEntries'
+  'reservedConcurrency' | 'noticeProducers' | 'nodeAccessEntries' | 'vpc' | 'isolatedVPC'
 > & { nodeRole?: string };
 
 // IAM role names: 1-64 of letters, digits and +=,.@_- ; or a role ARN (paths allowed).
@@ -42,12 +43,34 @@ function listContext(node: Node, key: string): string[] | undefined {
   return items.map((item) => item.trim()).filter((item) => item.length > 0);
 }
 
+function vpcContext(node: Node): ProvisionerProps['vpc'] {
+  const vpcId: unknown = node.tryGetContext('vpc');
+  const subnetIds = listContext(node, 'subnets');
+  const securityGroupIds = listContext(node, 'securityGroups');
+  if (vpcId === undefined) {
+    if (subnetIds !== undefined || securityGroupIds !== undefined) {
+      throw new Error('context subnets and securityGroups place the functions in a VPC: also give -c vpc=vpc-…');
+    }
+    return undefined;
+  }
+  // The ids themselves are checked by the network construct, naming the bad one.
+  return {
+    vpcId: String(vpcId).trim(),
+    subnetIds: subnetIds ?? [],
+    ...(securityGroupIds !== undefined ? { securityGroupIds } : {}),
+  };
+}
+
 export function operationsContext(node: Node): OperationsContext {
   const reservedConcurrency = booleanContext(node, 'reservedConcurrency');
   const noticeProducers = listContext(node, 'noticeProducers');
   const nodeRole = roleContext(node, 'nodeRole');
   const nodeAccessEntries = booleanContext(node, 'nodeAccessEntries');
+  const isolatedVPC = booleanContext(node, 'isolatedVPC');
+  const vpc = vpcContext(node);
   return {
+    ...(vpc !== undefined ? { vpc } : {}),
+    ...(isolatedVPC !== undefined ? { isolatedVPC } : {}),
     ...(nodeRole !== undefined ? { nodeRole } : {}),
     ...(nodeAccessEntries !== undefined ? { nodeAccessEntries } : {}),
     ...(reservedConcurrency !== undefined ? { reservedConcurrency } : {}),

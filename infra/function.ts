@@ -9,6 +9,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { CONFIG_FILE_NAME, ENV } from '../shared/contracts';
 import { BUNDLE_OPTIONS, bundleAliases } from './bundling';
+import type { FunctionNetwork } from './network';
 
 /** Where bundled code finds the configuration document (Lambda's task root). */
 export const BUNDLED_CONFIG_PATH = `/var/task/${CONFIG_FILE_NAME}`;
@@ -27,6 +28,11 @@ export interface KarplessFunctionProps {
    * @default - no limit
    */
   readonly reservedConcurrency?: number;
+  /**
+   * Run in these subnets with these security groups (a private cluster's VPC).
+   * @default - outside any VPC
+   */
+  readonly network?: Pick<FunctionNetwork, 'vpc' | 'subnets' | 'securityGroups'>;
 }
 
 export class KarplessFunction extends Construct {
@@ -48,6 +54,13 @@ export class KarplessFunction extends Construct {
       memorySize: props.memorySizeMiB,
       logGroup,
       ...(props.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
+      ...(props.network
+        ? {
+            vpc: props.network.vpc,
+            vpcSubnets: { subnets: props.network.subnets },
+            securityGroups: props.network.securityGroups,
+          }
+        : {}),
       environment: {
         ...props.environment,
         [ENV.configFile]: BUNDLED_CONFIG_PATH,

@@ -9,6 +9,7 @@ import type { Provisioner } from './provisioner';
 const nag = (finding: string) => `AwsSolutions::AwsSolutions-${finding}`;
 
 const LAMBDA_BASIC = 'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]';
+const LAMBDA_VPC = 'IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole]';
 
 const NODE_POLICIES = [
   'AmazonEKS_CNI_Policy',
@@ -90,6 +91,14 @@ export function acknowledgeNagFindings(provisioner: Provisioner): NagAcknowledge
       'CloudWatch Logs access for the function; its log group is created by the stack with a retention',
     );
     acknowledge(made, defaultPolicy(f.function), 'IAM5[Resource::*]', LAUNCH_WILDCARDS['IAM5[Resource::*]'] ?? '');
+    if (provisioner.network) {
+      acknowledge(
+        made,
+        f.function.role,
+        LAMBDA_VPC,
+        "the network-interface actions Lambda needs to place the function in the VPC's subnets; AWS maintains them",
+      );
+    }
   }
   for (const f of [provisioner.watcher, provisioner.interruption, provisioner.gc]) {
     acknowledge(

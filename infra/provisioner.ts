@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Aws, CfnOutput, CustomResource, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Aws, CfnOutput, CustomResource, Duration, Fn, RemovalPolicy, Token } from 'aws-cdk-lib';
 import type { IAlarmAction } from 'aws-cdk-lib/aws-cloudwatch';
 import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
@@ -35,6 +35,7 @@ import {
   scopedDeletion,
   scopedInstanceTagging,
 } from './iam';
+import { FunctionNetwork, type FunctionNetworkProps, vpcEndpointServices } from './network';
 import { Observability } from './observability';
 import { EventQueues } from './queues';
 
@@ -110,6 +111,20 @@ export interface ProvisionerProps {
    */
   readonly noticeProducers?: readonly string[];
   /**
+   * Run the functions in a VPC: needed when the cluster's API server endpoint is private, or public
+   * but restricted by `publicAccessCidrs`. The functions then reach AWS through the VPC: the stack
+   * output `VpcEndpoints` lists the endpoints they call, which the VPC needs unless it routes to a NAT.
+   * @default - the functions run outside any VPC and reach the cluster's public endpoint
+   */
+  readonly vpc?: FunctionNetworkProps;
+  /**
+   * Karpenter's isolatedVPC: the VPC has no route to the internet, so the Pricing API and IAM (which
+   * have no endpoint in most regions) are never called. On-demand prices come from the bundled table
+   * and every EC2NodeClass must name its `spec.instanceProfile`.
+   * @default false
+   */
+  readonly isolatedVPC?: boolean;
+  /**
    * Actions for every alarm (DLQ depth, function errors, queue age), e.g. an SNS topic action.
    * @default - alarms without actions
    */
@@ -166,6 +181,8 @@ export class Provisioner extends Construct {
   readonly gc: KarplessFunction;
   readonly nodeRoles: IRole[];
   readonly observability: Observability;
+  /** The functions' VPC placement, when they run in one. */
+  readonly network: FunctionNetwork | undefined;
 
   constructor(scope: Construct, id: string, props: ProvisionerProps) {
     super(scope, id);
@@ -201,11 +218,15 @@ export class Provisioner extends Construct {
       provisionMaxReceiveCount: PROVISION_RETRY.maxAttempts,
     });
     this.nodeRoles = this.nodeRolesFor(props);
+    const isolated = props.isolatedVPC ?? false;
+    if (isolated) this.requireInstanceProfiles();
+    this.network = props.vpc ? new FunctionNetwork(this, 'Network', props.vpc) : undefined;
 
     const environment = {
       [ENV.clusterName]: clusterName,
       [ENV.stateTable]: this.table.tableName,
       [ENV.noticeBus]: this.queues.noticeBus.eventBusName,
+      ...(isolated ? { [ENV.isolatedVPC]: 'true' } : {}),
     };
     const reserve = props.reservedConcurrency ?? true;
     const fn = (fnId: string, timeout: Duration, memorySizeMiB: number, extra: Record<string, string> = {}) =>
@@ -216,6 +237,7 @@ export class Provisioner extends Construct {
         memorySizeMiB,
         environment: { ...environment, ...extra },
         logRetention,
+        ...(this.network ? { network: this.network } : {}),
         // Two watchers at once would put every notice twice; two drift runs would race for the same
         // budget slots (the ledger keeps them within budget, but one run at a time keeps it simple).
         // Two gc runs would delete the same leftovers twice and race for emptiness budget slots.
@@ -273,6 +295,27 @@ export class Provisioner extends Construct {
     new CfnOutput(this, 'NoticeBusName', { value: this.queues.noticeBus.eventBusName });
     new CfnOutput(this, 'InterruptionQueueUrl', { value: this.queues.interruptionQueue.queueUrl });
     new CfnOutput(this, 'ProvisionQueueUrl', { value: this.queues.provisionQueue.queueUrl });
+    if (this.network) {
+      const endpoints = vpcEndpointServices(isolated);
+      new CfnOutput(this, 'VpcEndpoints', {
+        description: 'What the functions call from the VPC: interface endpoints, gateway endpoints, and what needs NAT',
+        value: Fn.join(' ', [
+          `interface: ${endpoints.interface.join(',')};`,
+          `gateway: ${endpoints.gateway.join(',')};`,
+          `nat: ${endpoints.nat.length > 0 ? endpoints.nat.join(',') : 'none'}`,
+        ]),
+      });
+    }
+  }
+
+  /** isolatedVPC has no IAM endpoint to create instance profiles through: each node class names its own. */
+  private requireInstanceProfiles(): void {
+    const missing = this.configuration.nodeClasses.filter((c) => !c.spec.instanceProfile);
+    if (missing.length > 0) {
+      throw new Error(
+        `isolatedVPC: EC2NodeClass/${missing.map((c) => c.metadata.name).join(', EC2NodeClass/')} has no spec.instanceProfile: in an isolated VPC karpless cannot reach IAM to create one; create the profile and name it there, as Karpenter requires`,
+      );
+    }
   }
 
   private functions(): KarplessFunction[] {

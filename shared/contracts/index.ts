@@ -20,6 +20,8 @@ export const ENV = {
   provisionDeadLetterQueueUrl: 'KARPLESS_PROVISION_DLQ_URL',
   /** Optional API server endpoint override (the demo's fake API server); normally from DescribeCluster. */
   kubeEndpoint: 'KARPLESS_KUBE_ENDPOINT',
+  /** 'true' in an isolated VPC (Karpenter's isolatedVPC): no Pricing API and no IAM calls. */
+  isolatedVPC: 'KARPLESS_ISOLATED_VPC',
 } as const;
 
 /** File name of the configuration document inside each bundle. */

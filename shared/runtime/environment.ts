@@ -57,6 +57,8 @@ export interface RuntimeSettings {
   configFile: string;
   rebalanceAction: RebalanceAction;
   kubeEndpoint?: string;
+  /** Karpenter's isolatedVPC: no route to the Pricing API or IAM, so neither is ever called. */
+  isolatedVPC?: boolean;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
@@ -75,8 +77,16 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSetti
     configFile: requireEnv(ENV.configFile, env),
     rebalanceAction: rebalance,
   };
+  const isolated = env[ENV.isolatedVPC];
+  if (isolated !== undefined && isolated !== 'true' && isolated !== 'false') {
+    throw new Error(`environment variable ${ENV.isolatedVPC} is "${isolated}": use "true" or "false"`);
+  }
   const kubeEndpoint = env[ENV.kubeEndpoint];
-  return kubeEndpoint ? { ...settings, kubeEndpoint } : settings;
+  return {
+    ...settings,
+    ...(kubeEndpoint ? { kubeEndpoint } : {}),
+    ...(isolated === 'true' ? { isolatedVPC: true } : {}),
+  };
 }
 
 /**
@@ -146,8 +156,11 @@ export function clientConfig(
   };
 }
 
-/** The clients every function needs; a function that needs more builds them in its deps module. */
-export function awsClients(region: string): AwsClients {
+/**
+ * The clients every function needs; a function that needs more builds them in its deps module. In an
+ * isolated VPC there is no Pricing client: on-demand prices stay the bundled ones.
+ */
+export function awsClients(region: string, isolatedVPC = false): AwsClients {
   const config = clientConfig(region);
   return {
     ec2: new EC2Client(config),
@@ -155,7 +168,7 @@ export function awsClients(region: string): AwsClients {
     dynamodb: new DynamoDBClient(config),
     eventbridge: new EventBridgeClient(config),
     // The Pricing API answers in a few regions only (Karpenter's endpoint choice).
-    pricing: new PricingClient({ ...config, region: pricingEndpointRegion(region) }),
+    ...(isolatedVPC ? {} : { pricing: new PricingClient({ ...config, region: pricingEndpointRegion(region) }) }),
   };
 }
 
@@ -187,7 +200,7 @@ export interface RuntimeOptions {
 
 export function buildRuntime(options: RuntimeOptions = {}): Runtime {
   const settings = readSettings(options.env);
-  const clients = options.clients ?? awsClients(settings.region);
+  const clients = options.clients ?? awsClients(settings.region, settings.isolatedVPC);
   const clock = options.clock ?? systemClock;
   return {
     settings,

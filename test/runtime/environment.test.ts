@@ -4,7 +4,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { awsClients, CLIENT_TIMEOUTS, clientConfig } from '../../shared/runtime/environment';
+import { awsClients, CLIENT_TIMEOUTS, clientConfig, readSettings } from '../../shared/runtime/environment';
 
 let server: Server | undefined;
 const sockets: Socket[] = [];
@@ -63,5 +63,28 @@ describe('awsClients', () => {
       const pricing = awsClients(region).pricing;
       expect(await pricing?.config.region()).toBe(endpoint);
     }
+  });
+});
+
+describe('isolatedVPC', () => {
+  const env = {
+    KARPLESS_CLUSTER_NAME: 'demo',
+    KARPLESS_STATE_TABLE: 't',
+    KARPLESS_NOTICE_BUS: 'b',
+    KARPLESS_CONFIG_FILE: '/dev/null',
+    AWS_REGION: 'eu-west-1',
+  };
+
+  it('reads the setting and builds no Pricing client, so on-demand prices stay the bundled ones', () => {
+    expect(readSettings({ ...env, KARPLESS_ISOLATED_VPC: 'true' }).isolatedVPC).toBe(true);
+    expect(readSettings(env).isolatedVPC).toBeUndefined();
+    expect(awsClients('eu-west-1', true).pricing).toBeUndefined();
+    expect(awsClients('eu-west-1').pricing).toBeDefined();
+  });
+
+  it('refuses a value that means nothing, naming the variable', () => {
+    expect(() => readSettings({ ...env, KARPLESS_ISOLATED_VPC: 'yes' })).toThrow(
+      'environment variable KARPLESS_ISOLATED_VPC is "yes": use "true" or "false"',
+    );
   });
 });

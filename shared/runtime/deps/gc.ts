@@ -12,11 +12,17 @@ import type { GcDeps } from '../gc';
 import type { Telemetry } from '../telemetry';
 import type { UninstallDeps } from '../uninstall';
 
+// In an isolated VPC every node class names its own instance profile and karpless creates none, so
+// there are none to collect, and IAM is out of reach anyway.
+const NO_MANAGED_PROFILES: GcDeps['instanceProfiles'] = { list: async () => [], delete: async () => {} };
+
 function clusterResources(runtime: Runtime): Pick<GcDeps, 'launchTemplates' | 'instanceProfiles'> {
   const { clients, settings } = runtime;
+  const launchTemplates = new ClusterLaunchTemplates(ec2Api(clients.ec2), settings.cluster);
+  if (settings.isolatedVPC) return { launchTemplates, instanceProfiles: NO_MANAGED_PROFILES };
   const iam = clients.iam ?? new IAMClient(clientConfig(settings.region));
   return {
-    launchTemplates: new ClusterLaunchTemplates(ec2Api(clients.ec2), settings.cluster),
+    launchTemplates,
     instanceProfiles: new ClusterInstanceProfiles(iamApi(iam), {
       cluster: settings.cluster,
       region: settings.region,
