@@ -2,7 +2,15 @@
 // with pagination, watches, typed errors and the EKS token. Small on purpose (no client library):
 // it is bundled into every Lambda.
 
-import type { Node, PersistentVolume, PersistentVolumeClaim, Pod, StorageClass, Workload } from '../apis/core/v1';
+import type {
+  Node,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Pod,
+  StorageClass,
+  VolumeAttachment,
+  Workload,
+} from '../apis/core/v1';
 import { ENV } from '../contracts/index';
 import type { EKSApi } from '../providers/ports';
 import { type RetryPolicy, Transport, type TransportOptions } from './http';
@@ -11,6 +19,7 @@ import {
   type EvictionOutcome,
   isKubeApiError,
   type KubeClient,
+  type KubeEvent,
   type ListOptions,
   type NodePatch,
   type ObjectList,
@@ -155,6 +164,47 @@ export class HttpKubeClient implements KubeClient {
     });
   }
 
+  async deletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<void> {
+    await this.transport.request({
+      method: 'DELETE',
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`,
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds },
+      // Deleting again only shortens the grace period to the same value: harmless to repeat.
+      retry: 'idempotent',
+      accept: [404],
+    });
+  }
+
+  listVolumeAttachments(options: ListOptions = {}): Promise<ObjectList<VolumeAttachment>> {
+    return this.list<VolumeAttachment>('/apis/storage.k8s.io/v1/volumeattachments', options);
+  }
+
+  async createEvent(event: KubeEvent): Promise<void> {
+    const namespace = event.involvedObject.namespace ?? 'default';
+    const at = new Date(this.now()).toISOString();
+    await this.transport.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+      body: {
+        apiVersion: 'v1',
+        kind: 'Event',
+        // The API server's own naming scheme for events: object name, then a unique suffix.
+        metadata: { name: `${event.involvedObject.name}.${this.now().toString(16)}${eventSeq()}`, namespace },
+        involvedObject: { apiVersion: 'v1', ...event.involvedObject },
+        type: event.type,
+        reason: event.reason,
+        message: event.message,
+        source: { component: 'karpenter' },
+        reportingComponent: 'karpenter',
+        firstTimestamp: at,
+        lastTimestamp: at,
+        count: 1,
+      },
+      // A lost answer repeated would write the event twice: a duplicate line in describe, no harm.
+      retry: 'idempotent',
+    });
+  }
+
   /** Follows `continue` to the end; an expired continue token restarts the list once. */
   private async list<T>(path: string, options: ListOptions): Promise<ObjectList<T>> {
     const items: T[] = [];
@@ -230,6 +280,12 @@ export class HttpKubeClient implements KubeClient {
       clearTimeout(timer);
     }
   }
+}
+
+let eventCounter = 0;
+function eventSeq(): string {
+  eventCounter = (eventCounter + 1) % 0x10000;
+  return eventCounter.toString(16).padStart(4, '0');
 }
 
 /**

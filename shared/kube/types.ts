@@ -9,6 +9,7 @@ import type {
   PersistentVolumeClaim,
   Pod,
   StorageClass,
+  VolumeAttachment,
   Workload,
 } from '../apis/core/v1';
 import type { Taint } from '../apis/v1/types';
@@ -89,12 +90,29 @@ export interface KubeClient {
   evictPod(namespace: string, name: string, deadline: number): Promise<EvictionOutcome>;
   /** Deletes a node; a node already gone is not an error. */
   deleteNode(name: string): Promise<void>;
+  /**
+   * Deletes a pod with `gracePeriodSeconds` (bypassing PodDisruptionBudgets, as a drain whose
+   * terminationGracePeriod runs out must); a pod already gone is not an error.
+   */
+  deletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<void>;
+  /** Every storage.k8s.io/v1 VolumeAttachment (the API has no field selector on spec.nodeName). */
+  listVolumeAttachments(options?: ListOptions): Promise<ObjectList<VolumeAttachment>>;
+  /** Records a core/v1 Event about a Node or Pod (what `kubectl describe` shows). */
+  createEvent(event: KubeEvent): Promise<void>;
   /** Every PodDisruptionBudget of the cluster (consolidation checks them before choosing a node). */
   listPodDisruptionBudgets(options?: ListOptions): Promise<ObjectList<PodDisruptionBudget>>;
   /** Volume topology (the provision decision): claims, volumes and classes, all namespaces. */
   listPersistentVolumeClaims(options?: ListOptions): Promise<ObjectList<PersistentVolumeClaim>>;
   listPersistentVolumes(options?: ListOptions): Promise<ObjectList<PersistentVolume>>;
   listStorageClasses(options?: ListOptions): Promise<ObjectList<StorageClass>>;
+}
+
+/** What karpless says in an Event: about which object, Normal or Warning, why (CamelCase) and what. */
+export interface KubeEvent {
+  involvedObject: { kind: 'Node' | 'Pod'; name: string; namespace?: string; uid?: string };
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
 }
 
 /** A Kubernetes `Status` answer, kept whole so callers can branch on code and reason. */

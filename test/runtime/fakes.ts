@@ -8,6 +8,7 @@ import type {
   PersistentVolumeClaim,
   Pod,
   StorageClass,
+  VolumeAttachment,
   Workload,
 } from '../../shared/apis/core/v1';
 import type { CapacityType } from '../../shared/instancetypes/types';
@@ -15,6 +16,7 @@ import {
   type EvictionOutcome,
   KubeApiError,
   type KubeClient,
+  type KubeEvent,
   type ListOptions,
   type NodePatch,
   type ObjectList,
@@ -135,6 +137,8 @@ export class FakeKube implements KubeClient {
   persistentVolumeClaims: PersistentVolumeClaim[] = [];
   persistentVolumes: PersistentVolume[] = [];
   storageClasses: StorageClass[] = [];
+  volumeAttachments: VolumeAttachment[] = [];
+  events: KubeEvent[] = [];
   version = 100;
   readonly calls: { method: string; args: unknown[] }[] = [];
   /** namespace/name → outcomes to answer evictions with (then 'evicted'). */
@@ -335,6 +339,21 @@ export class FakeKube implements KubeClient {
     }
     this.nodes.delete(name);
     for (const w of this.nodeWatchers) w.onEvent({ type: 'DELETED', object: structuredClone(node) });
+  }
+
+  async deletePod(namespace: string, name: string, gracePeriodSeconds: number): Promise<void> {
+    this.record('deletePod', namespace, name, gracePeriodSeconds);
+    this.removePod(namespace, name);
+  }
+
+  async listVolumeAttachments(options?: ListOptions): Promise<ObjectList<VolumeAttachment>> {
+    this.record('listVolumeAttachments', options);
+    return this.list(this.volumeAttachments);
+  }
+
+  async createEvent(event: KubeEvent): Promise<void> {
+    this.record('createEvent', event);
+    this.events.push(structuredClone(event));
   }
 }
 

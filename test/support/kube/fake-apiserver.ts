@@ -288,6 +288,25 @@ export class FakeApiServer {
     return this.store.list('volumeattachments');
   }
 
+  /** Events recorded about an object (by kind and name), oldest first: what `kubectl describe` lists. */
+  eventsFor(kind: string, name: string): { reason: string; message: string; type: string }[] {
+    return this.store
+      .list('events')
+      .map(
+        (e) =>
+          e as unknown as {
+            involvedObject?: { kind?: string; name?: string };
+            reason: string;
+            message: string;
+            type: string;
+            metadata: { resourceVersion?: string };
+          },
+      )
+      .filter((e) => e.involvedObject?.kind === kind && e.involvedObject?.name === name)
+      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
+      .map(({ reason, message, type }) => ({ reason, message, type }));
+  }
+
   addPodDisruptionBudget(budget: PodDisruptionBudget): void {
     this.removePodDisruptionBudget(budget.namespace, budget.name);
     this.budgets.push(structuredClone(budget));

@@ -49,6 +49,9 @@ const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const MAX_SNAPSHOTS = 100;
 const DEFAULT_WATCH_TIMEOUT_SECONDS = 1800;
 
+/** Collections a client may POST to: VolumeAttachments (as the attach/detach controller) and Events. */
+const CREATABLE = new Set<Resource>(['volumeattachments', 'events']);
+
 /** Resources without a namespace: a path that puts one in front of them names nothing. */
 const CLUSTER_SCOPED = new Set<Resource>(['nodes', 'persistentvolumes', 'storageclasses', 'volumeattachments']);
 
@@ -58,7 +61,7 @@ const CLUSTER_SCOPED = new Set<Resource>(['nodes', 'persistentvolumes', 'storage
  */
 export function parseTarget(pathname: string): Target | undefined {
   const core =
-    /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(pods|nodes|persistentvolumeclaims|persistentvolumes)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(
+    /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(pods|nodes|persistentvolumeclaims|persistentvolumes|events)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(
       pathname,
     );
   const apps = /^\/apis\/apps\/v1\/(?:namespaces\/([^/]+)\/)?(daemonsets)(?:\/([^/]+))?$/.exec(pathname);
@@ -96,7 +99,7 @@ export class FakeApiRoutes {
     this.kubelet.reap();
     try {
       if (target.name === undefined) {
-        if (method === 'POST' && target.resource === 'volumeattachments') return this.create(target, body);
+        if (method === 'POST' && CREATABLE.has(target.resource)) return this.create(target, body);
         if (method !== 'GET') return methodNotAllowed();
         const watch = url.searchParams.get('watch');
         if (watch === 'true' || watch === '1') return this.watch(target, url.searchParams, res);
@@ -139,17 +142,20 @@ export class FakeApiRoutes {
     };
   }
 
-  /** Creates an object at a collection path (VolumeAttachments, which the attach/detach controller makes). */
+  /** Creates an object at a collection path (see CREATABLE). */
   private create(target: Target, body: unknown): Answer {
     const object = body as StoredObject | undefined;
     const name = object?.metadata?.name;
     if (typeof name !== 'string' || name === '') {
       return answer(failure(422, 'Invalid', `${target.resource}: metadata.name: Required value`));
     }
-    if (this.store.get(target.resource, name)) {
+    const stored = { ...(object as StoredObject) };
+    if (target.namespace !== undefined) stored.metadata = { ...stored.metadata, namespace: target.namespace };
+    const key = target.namespace !== undefined ? `${target.namespace}/${name}` : name;
+    if (this.store.get(target.resource, key)) {
       return answer(failure(409, 'AlreadyExists', `${target.resource} "${name}" already exists`, { name }));
     }
-    return { status: 201, body: this.store.put(target.resource, object as StoredObject) };
+    return { status: 201, body: this.store.put(target.resource, stored) };
   }
 
   private item(

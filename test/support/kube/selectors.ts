@@ -33,6 +33,12 @@ export const FIELD_GETTERS: Record<string, Record<string, (o: KubeObject) => str
   persistentvolumes: { 'metadata.name': (o) => o.metadata.name },
   storageclasses: { 'metadata.name': (o) => o.metadata.name },
   volumeattachments: { 'metadata.name': (o) => o.metadata.name },
+  events: {
+    'metadata.namespace': (o) => o.metadata.namespace ?? '',
+    'involvedObject.kind': (o) => String((o as { involvedObject?: { kind?: string } }).involvedObject?.kind ?? ''),
+    'involvedObject.name': (o) => String((o as { involvedObject?: { name?: string } }).involvedObject?.name ?? ''),
+    reason: (o) => String((o as { reason?: string }).reason ?? ''),
+  },
 };
 
 export class SelectorError extends Error {}

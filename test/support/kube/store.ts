@@ -12,7 +12,8 @@ export type Resource =
   | 'persistentvolumeclaims'
   | 'persistentvolumes'
   | 'storageclasses'
-  | 'volumeattachments';
+  | 'volumeattachments'
+  | 'events';
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface Change {
@@ -46,6 +47,7 @@ const KINDS: Record<Resource, { apiVersion: string; kind: string }> = {
   persistentvolumes: { apiVersion: 'v1', kind: 'PersistentVolume' },
   storageclasses: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' },
   volumeattachments: { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment' },
+  events: { apiVersion: 'v1', kind: 'Event' },
 };
 
 export function kindOf(resource: Resource): { apiVersion: string; kind: string } {
@@ -75,6 +77,7 @@ export class Store {
     persistentvolumes: new Map(),
     storageclasses: new Map(),
     volumeattachments: new Map(),
+    events: new Map(),
   };
   private history: Change[] = [];
   /** Changes at or below this revision are gone from the history. */
