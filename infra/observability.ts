@@ -158,6 +158,11 @@ export class Observability extends Construct {
         left: [search(METRIC.disruptions, 'Sum', 'nodes disrupted')],
       }),
       new GraphWidget({
+        title: 'Terminations by reason',
+        left: [search(METRIC.podsDrained, 'Sum', 'pods drained')],
+        right: [search(METRIC.nodesTerminated, 'Sum', 'nodes terminated')],
+      }),
+      new GraphWidget({
         title: 'Garbage collected by resource and reason',
         left: [search(METRIC.garbageCollected, 'Sum', 'deleted')],
       }),

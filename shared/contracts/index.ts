@@ -83,6 +83,10 @@ export const METRIC = {
   interruptions: 'Interruptions',
   registrations: 'NodesRegistered',
   drains: 'NodesDrained',
+  /** Pods evicted or deleted by a drain (dimension reason: what the node is leaving for). */
+  podsDrained: 'PodsDrained',
+  /** Nodes whose instance EC2 reports gone and whose finalizer came off (dimension reason). */
+  nodesTerminated: 'NodesTerminated',
   /** Nodes handed to termination by a disruption (dimensions nodePool, reason: Drifted, Expired, …). */
   disruptions: 'NodesDisrupted',
   /** Deletions by the gc function (dimensions resource: instance, node, launch-template, instance-profile; reason). */

@@ -15,16 +15,28 @@ export interface Nomination {
   expiresAt: number;
 }
 
-/** Progress of one node's drain, so the next invocation resumes where this one stopped. */
+/**
+ * Progress of one node's termination (shared/runtime/termination.ts), so the next invocation resumes
+ * where this one stopped. Every step re-reads the node, its pods and its instance, so the record
+ * only keeps what cannot be read back: why, the deadline, and the eviction backoff.
+ */
 export interface DrainRecord {
   nodeName: string;
   instanceId: string;
-  /** Why the node is being drained: 'deletion', 'SpotInterruption', 'Drifted', … */
+  /** The claim whose record was marked for deletion, when it has one. */
+  nodeClaimName?: string;
+  /** Why the node is leaving: 'deletion', 'SpotInterruption', 'Drifted', … */
   reason: string;
+  /** cordoned: not stepped yet; draining: pods or volumes awaited; terminating: instance going; done: legacy. */
   phase: 'cordoned' | 'draining' | 'terminating' | 'done';
   startedAt: number;
-  /** Epoch ms by which the drain must end (spot: the two-minute warning; else terminationGracePeriod). */
+  /**
+   * Epoch ms by which every pod is deleted: the claim's deletionTimestamp plus its
+   * terminationGracePeriod; NO_DEADLINE (shared/termination/plan.ts) without one.
+   */
   deadline: number;
+  /** namespace/name → PodDisruptionBudget refusals so far and when to try that pod again. */
+  evictionBackoff?: Record<string, { attempts: number; retryAt: number }>;
   expiresAt: number;
 }
 

@@ -29,11 +29,12 @@ import { errorMessage } from '../providers/aws-errors';
 import type { Sleep } from '../providers/clock';
 import type { DisruptionRecord, DisruptionState } from '../providers/state';
 import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
-import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
+import type { DrainDeps } from './drain';
 import { type ConsolidationOutcome, consolidateAfterDrift } from './drift-consolidation';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { deletionTimestamp, podsByNode } from './objects';
 import type { ClaimLauncher, ResolvedInstanceTypes } from './provision';
+import { beginTermination } from './termination';
 
 /** Disruption records outlive the longest drain we wait for; a stale one is dropped by its TTL. */
 export const DISRUPTION_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -222,8 +223,8 @@ async function taint(deps: DriftDeps, name: string, on: boolean): Promise<void> 
 }
 
 /**
- * Hands the old node to the termination flow: a drain record with its deadline (the claim's own
- * terminationGracePeriod), then the Node deleted.
+ * Hands the old node to the termination path: its claim marked for deletion (the deadline is the
+ * claim's own terminationGracePeriod from then), a drain record, then the Node deleted.
  */
 async function handOver(
   deps: DriftDeps,
@@ -232,15 +233,16 @@ async function handOver(
 ): Promise<void> {
   const pool = deps.nodePools.find((p) => p.metadata.name === record.nodePool);
   const instance = snap.live.find((i) => i.instanceId === record.instanceId) ?? { instanceId: record.instanceId };
-  const grace = claimTerminationGracePeriodMs(recordOf(snap.claims, instance), pool);
-  const now = deps.clock();
-  await startDrain(deps, {
+  const claim = recordOf(snap.claims, instance);
+  const grace = claimTerminationGracePeriodMs(claim, pool);
+  const nodeClaimName = claim?.metadata.name ?? ('nodeClaimName' in instance ? instance.nodeClaimName : undefined);
+  await beginTermination(deps, {
     nodeName: record.nodeName,
     instanceId: record.instanceId,
+    ...(nodeClaimName ? { nodeClaimName } : {}),
     reason: record.reason,
-    deadline: grace === undefined ? NO_DEADLINE : now + grace,
+    ...(grace !== undefined ? { fallbackGraceMs: grace } : {}),
   });
-  await deps.kube.deleteNode(record.nodeName);
   await deps.state.putDisruption({ ...record, phase: 'draining' });
   deps.metrics.record(METRIC.disruptions, 'Count', 1, { nodePool: record.nodePool, reason: record.reason });
   deps.log.info('disrupted node handed to termination', {

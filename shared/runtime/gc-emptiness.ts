@@ -24,9 +24,10 @@ import type { KubeClient } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
 import type { DisruptionRecord, DisruptionState, FullStateStore } from '../providers/state';
 import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
-import { type DrainDeps, NO_DEADLINE, startDrain } from './drain';
+import type { DrainDeps } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { deletionTimestamp, podsByNode } from './objects';
+import { beginTermination } from './termination';
 
 /** Emptiness records live as long as drift's: the drain they start may wait on PDBs for days. */
 export const EMPTY_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -122,22 +123,22 @@ async function stamp(deps: EmptinessDeps, nodeName: string, value: string | null
 }
 
 /**
- * Hands a node to the termination flow: its disruption record, a drain record with the claim's
- * terminationGracePeriod (its record's, else the NodePool's) as deadline, then the Node deleted (the
- * watcher drains it).
+ * Hands a node to the termination path: its disruption record, then its claim marked for deletion
+ * (the claim's terminationGracePeriod, else the NodePool's, runs from then), a drain record and the
+ * Node deleted (the watcher drains it).
  */
 export async function handToTermination(deps: EmptinessDeps, record: DisruptionRecord): Promise<void> {
   const pool = deps.nodePools.find((p) => p.metadata.name === record.nodePool);
   const claim = recordOf(await readClaims(deps), { instanceId: record.instanceId });
   const grace = claimTerminationGracePeriodMs(claim, pool);
   await deps.state.putDisruption(record);
-  await startDrain(deps, {
+  await beginTermination(deps, {
     nodeName: record.nodeName,
     instanceId: record.instanceId,
+    ...(claim ? { nodeClaimName: claim.metadata.name } : {}),
     reason: record.reason,
-    deadline: grace === undefined ? NO_DEADLINE : deps.clock() + grace,
+    ...(grace !== undefined ? { fallbackGraceMs: grace } : {}),
   });
-  await deps.kube.deleteNode(record.nodeName);
   deps.metrics.record(METRIC.disruptions, 'Count', 1, { nodePool: record.nodePool, reason: record.reason });
   deps.log.info('disrupted node handed to termination', {
     node: record.nodeName,

@@ -49,7 +49,10 @@ export interface GcDeps extends Telemetry, EmptinessDeps {
   kube: EmptinessDeps['kube'] & Pick<KubeClient, 'listNodes' | 'deleteNode' | 'patchNode'>;
   state: EmptinessDeps['state'] &
     Pick<FullStateStore, 'drains' | 'deleteDrain' | 'rememberRegistered' | 'registeredInstances' | 'forgetRegistered'>;
-  records: Pick<NodeClaimStore, 'nodeClaims' | 'createNodeClaim' | 'deleteNodeClaim'>;
+  records: Pick<
+    NodeClaimStore,
+    'nodeClaims' | 'createNodeClaim' | 'deleteNodeClaim' | 'getNodeClaim' | 'markNodeClaimForDeletion'
+  >;
   launchTemplates: Pick<ClusterLaunchTemplates, 'list' | 'delete' | 'imageId'>;
   instanceProfiles: Pick<ClusterInstanceProfiles, 'list' | 'delete'>;
   clock: Clock;

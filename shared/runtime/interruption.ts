@@ -1,6 +1,8 @@
 // The interruption decision for one SQS record (reference §6): parse; an unknown kind or an
-// instance that is not ours is acknowledged untouched; ours and CordonAndDrain → cordon, taint,
-// drain within the deadline, terminate, and mark a spot offering unavailable for 3 minutes. Nothing is
+// instance that is not ours is acknowledged untouched; ours and CordonAndDrain → the node handed to
+// the termination path (claim marked for deletion, Node deleted; shared/runtime/termination.ts), its
+// first step taken here so a spot warning evicts within seconds, the rest resumed by the watcher;
+// a spot offering marked unavailable for 3 minutes. Nothing is
 // launched ahead, as in Karpenter: the evicted pods are gone, their controllers make new ones, and
 // kube-scheduler marks those Unschedulable for the watcher to notice like any other pending pod (a
 // notice naming the evicted pods would plan capacity a second time, for pods that no longer exist).
@@ -14,21 +16,21 @@ import { errorCode, errorMessage, isThrottling } from '../providers/aws-errors';
 import type { Sleep } from '../providers/clock';
 import type { DrainRecord, StateLedgers, StateStore } from '../providers/state';
 import { scopeKey, UNAVAILABLE_OFFERINGS_TTL_MS } from '../providers/unavailableofferings';
-import { type DrainDeps, driveDrain, startDrain } from './drain';
+import type { DrainDeps } from './drain';
+import { nodeEvent, recorderFor } from './events';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
+import { driveTermination, ensureTermination, type TerminationDeps } from './termination';
 
-/** Spot instances get a two-minute warning; the drain must end before it runs out. */
-export const SPOT_WARNING_MS = 2 * 60 * 1000;
-/** Other kinds: how long the drain may take before the instance is terminated anyway. */
-export const DEFAULT_DRAIN_MS = 10 * 60 * 1000;
+/** How long one interruption record drives its node's drain before the watcher takes over. */
+export const HEAD_START_MS = 10_000;
 /** Idempotency records of handled events outlive SQS's retention (4 days by default). */
 export const EVENT_RECORD_TTL_MS = 5 * 24 * 60 * 60 * 1000;
 
 export type RebalanceAction = 'record' | 'act';
 
-export interface InterruptionDeps extends DrainDeps {
+export interface InterruptionDeps extends DrainDeps, TerminationDeps {
   cluster: string;
-  kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes'>;
+  kube: DrainDeps['kube'] & TerminationDeps['kube'] & Pick<KubeClient, 'listNodes'>;
   instances: Pick<ClaimInstances, 'byIds' | 'terminate'>;
   state: DrainDeps['state'] &
     Pick<StateStore, 'claimOnce' | 'markOfferingUnavailable' | 'releaseNomination'> &
@@ -61,8 +63,27 @@ export function isRetryable(error: unknown): boolean {
   return ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'TimeoutError', 'AbortError', 'InternalError'].includes(code);
 }
 
-function drainDeadline(message: InterruptionMessage): number {
-  return message.time + (message.kind === 'SpotInterruption' ? SPOT_WARNING_MS : DEFAULT_DRAIN_MS);
+/** The Node event of each kind (Karpenter's interruption events), so `kubectl describe node` says why. */
+type KindEvent = { reason: string; message: string; type?: 'Normal' };
+const KIND_EVENTS: Partial<Record<InterruptionMessage['kind'], KindEvent>> = {
+  SpotInterruption: { reason: 'SpotInterrupted', message: 'Spot interruption warning was triggered' },
+  RebalanceRecommendation: {
+    type: 'Normal',
+    reason: 'SpotRebalanceRecommendation',
+    message: 'Spot rebalance recommendation was triggered',
+  },
+  ScheduledChange: { reason: 'InstanceUnhealthy', message: 'An unhealthy warning was triggered for the instance' },
+  CapacityReservationInterruption: {
+    reason: 'CapacityReservationInterrupted',
+    message: 'Capacity reservation interruption warning was triggered',
+  },
+};
+
+function kindEvent(message: InterruptionMessage): KindEvent | undefined {
+  if (message.kind !== 'InstanceStateChange') return KIND_EVENTS[message.kind];
+  return message.state === 'stopping' || message.state === 'stopped'
+    ? { reason: 'InstanceStopping', message: 'Instance is stopping' }
+    : { reason: 'InstanceTerminating', message: 'Instance is terminating' };
 }
 
 function shouldAct(message: InterruptionMessage, rebalance: RebalanceAction): boolean {
@@ -95,14 +116,18 @@ async function nodesOf(deps: InterruptionDeps, instances: readonly ClaimInstance
 
 async function act(deps: InterruptionDeps, message: InterruptionMessage, ours: ClaimInstance[]): Promise<Pod[]> {
   const nodes = await nodesOf(deps, ours);
-  const deadline = drainDeadline(message);
-  // Drain records first (get-or-create): a redelivery after a crash anywhere below finds them and resumes.
+  // Termination first (get-or-create): a redelivery after a crash anywhere below finds it begun.
   const records = new Map<string, DrainRecord>();
   for (const instance of ours) {
     const node = nodes.get(instance.instanceId);
     if (!node) continue;
-    const start = { nodeName: node.metadata.name, instanceId: instance.instanceId, reason: message.kind, deadline };
-    records.set(instance.instanceId, await startDrain(deps, start));
+    const start = {
+      nodeName: node.metadata.name,
+      instanceId: instance.instanceId,
+      nodeClaimName: instance.nodeClaimName,
+      reason: message.kind,
+    };
+    records.set(instance.instanceId, await ensureTermination(deps, start));
   }
   const first = await deps.state.claimOnce(`interruption/${message.eventId}`, EVENT_RECORD_TTL_MS);
   if (!first && records.size === 0) return [];
@@ -124,6 +149,7 @@ async function act(deps: InterruptionDeps, message: InterruptionMessage, ours: C
       await deps.state.markScopeUnavailable(scope, message.kind, UNAVAILABLE_OFFERINGS_TTL_MS);
     }
   }
+  const events = recorderFor(deps.kube, deps.clock, deps.log);
   const evicted: Pod[] = [];
   for (const instance of ours) {
     const record = records.get(instance.instanceId);
@@ -135,24 +161,31 @@ async function act(deps: InterruptionDeps, message: InterruptionMessage, ours: C
       deps.log.info('interrupted instance has no node: terminated', fields);
       continue;
     }
-    const run = await driveDrain(deps, record, {
-      deleteNode: true,
-      // The drain enforces its own deadline (then terminates); only the invocation's end stops it.
-      until: deps.invocationDeadline,
+    const said = kindEvent(message);
+    if (first && said) {
+      await events.publish(nodeEvent(record.nodeName, said.type ?? 'Warning', said.reason, said.message));
+      await events.publish(
+        nodeEvent(
+          record.nodeName,
+          'Warning',
+          'TerminatingOnInterruption',
+          'Interruption triggered termination for the Node',
+        ),
+      );
+    }
+    await deps.kube.deleteNode(record.nodeName);
+    // A head start: the taint and the first evictions now; the watcher resumes every node being deleted.
+    const run = await driveTermination(deps, record, {
+      until: Math.min(deps.invocationDeadline, deps.clock() + HEAD_START_MS),
       pollMs: deps.pollMs ?? 1_000,
     });
     evicted.push(...run.evicted);
-    deps.log.info(run.finished ? 'interrupted node drained' : 'interrupted node still draining', {
+    deps.log.info(run.finished ? 'interrupted node terminated' : 'interrupted node draining, the watcher resumes it', {
       ...fields,
       node: record.nodeName,
       evicted: run.evicted.length,
       phase: run.record.phase,
     });
-    if (!run.finished) {
-      throw Object.assign(new Error(`drain of node ${record.nodeName} did not finish in this invocation`), {
-        $retryable: true,
-      });
-    }
   }
   return evicted;
 }

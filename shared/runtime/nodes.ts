@@ -5,12 +5,10 @@
 
 import type { Node } from '../apis/core/v1';
 import { KUBE, METRIC } from '../contracts';
-import { claimTerminationGracePeriodMs } from '../disruption/expiration';
-import type { KubeClient } from '../kube/types';
 import { CONDITION, isConditionTrue, markInitialized, markRegistered, type NodeClaimRecord } from '../nodeclaim/record';
 import { errorMessage } from '../providers/aws-errors';
 import type { NodeClaimStore, StateStore } from '../providers/state';
-import { type DrainDeps, NO_DEADLINE, startDrain, stepDrain } from './drain';
+import type { DrainDeps } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { deletionTimestamp, finalizers } from './objects';
 import {
@@ -21,6 +19,7 @@ import {
   needsRegistration,
   registrationPatch,
 } from './registration';
+import { ensureTermination, stepTermination, type TerminationDeps } from './termination';
 
 /** What the configuration says about a NodeClaim's node, for claims the records do not cover. */
 export interface ClaimKnowledge {
@@ -40,11 +39,14 @@ export interface ClaimKnowledge {
 /** Conditional updates tried on a record another function changes at the same time. */
 const RECORD_ATTEMPTS = 3;
 
-export interface NodeReconcilerDeps extends DrainDeps {
-  kube: DrainDeps['kube'] & Pick<KubeClient, 'patchNode'>;
+export interface NodeReconcilerDeps extends DrainDeps, TerminationDeps {
+  kube: DrainDeps['kube'] & TerminationDeps['kube'];
   instances: Pick<ClaimInstances, 'byIds' | 'terminate'>;
   state: DrainDeps['state'] & Pick<StateStore, 'releaseNomination'>;
-  records: Pick<NodeClaimStore, 'getNodeClaim' | 'createNodeClaim' | 'updateNodeClaim'>;
+  records: Pick<
+    NodeClaimStore,
+    'getNodeClaim' | 'createNodeClaim' | 'updateNodeClaim' | 'markNodeClaimForDeletion' | 'deleteNodeClaim'
+  >;
   claims: ClaimKnowledge;
 }
 
@@ -193,37 +195,32 @@ export class NodeReconciler {
     if (isInitialized(node)) await this.updateRecord(record, (r) => markInitialized(r, now));
   }
 
-  /**
-   * How long a deletion may drain: the terminationGracePeriod the claim was launched with (its record),
-   * never today's NodePool's, which may have changed since; the NodePool's only for a node without one.
-   */
-  private async deletionGraceMs(node: Node): Promise<number | undefined> {
-    const instanceId = instanceIdFromProviderID(node.spec?.providerID);
-    let instance = instanceId ? this.known.get(instanceId) : null;
-    if (instanceId && instance === undefined) {
-      instance = (await this.deps.instances.byIds([instanceId])).get(instanceId) ?? null;
-      this.known.set(instanceId, instance);
-    }
-    const name = instance?.nodeClaimName;
-    const record = name ? (this.records.get(name) ?? (await this.deps.records.getNodeClaim(name))) : undefined;
-    if (record) return claimTerminationGracePeriodMs(record, undefined);
-    const pool = node.metadata.labels?.['karpenter.sh/nodepool'];
-    return pool ? this.deps.claims.terminationGracePeriodMs(pool) : undefined;
-  }
-
+  /** One step of the node's termination; a deletion nobody began (`kubectl delete node`) begins here. */
   private async stepDeletion(node: Node): Promise<void> {
-    // The deadline is fixed when the drain starts; a drain already under way keeps its own.
-    const started = await this.deps.state.getDrain(node.metadata.name);
-    const grace = started ? undefined : await this.deletionGraceMs(node);
-    const deletedAt = Date.parse(deletionTimestamp(node) ?? '');
-    const record = await startDrain(this.deps, {
-      nodeName: node.metadata.name,
-      instanceId: instanceIdFromProviderID(node.spec?.providerID) ?? '',
-      reason: 'deletion',
-      deadline: grace !== undefined && Number.isFinite(deletedAt) ? deletedAt + grace : NO_DEADLINE,
-    });
-    const step = await stepDrain(this.deps, record, { deleteNode: false });
+    const name = node.metadata.name;
+    let record = await this.deps.state.getDrain(name);
+    if (!record) {
+      const instanceId = instanceIdFromProviderID(node.spec?.providerID) ?? '';
+      const instance = instanceId ? await this.instanceOf(instanceId) : undefined;
+      const pool = instance?.nodePool || node.metadata.labels?.['karpenter.sh/nodepool'];
+      const grace = pool ? this.deps.claims.terminationGracePeriodMs(pool) : undefined;
+      record = await ensureTermination(this.deps, {
+        nodeName: name,
+        instanceId,
+        ...(instance ? { nodeClaimName: instance.nodeClaimName } : {}),
+        reason: 'deletion',
+        ...(grace !== undefined ? { fallbackGraceMs: grace } : {}),
+      });
+    }
+    const step = await stepTermination(this.deps, record);
     this.counts.drainSteps++;
     if (step.finished) this.counts.drained++;
+  }
+
+  private async instanceOf(instanceId: string): Promise<ClaimInstance | undefined> {
+    if (!this.known.has(instanceId)) {
+      this.known.set(instanceId, (await this.deps.instances.byIds([instanceId])).get(instanceId) ?? null);
+    }
+    return this.known.get(instanceId) ?? undefined;
   }
 }

@@ -35,6 +35,9 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['', 'pods', 'list'],
     ['', 'pods', 'watch'],
     ['', 'pods/eviction', 'create'],
+    ['', 'pods', 'delete'],
+    ['storage.k8s.io', 'volumeattachments', 'list'],
+    ['storage.k8s.io', 'volumeattachments', 'watch'],
     ['apps', 'daemonsets', 'list'],
     ['policy', 'poddisruptionbudgets', 'list'],
     ['', 'events', 'create'],
@@ -43,7 +46,10 @@ describe('infra/kubernetes/rbac.yaml', () => {
   });
 
   it.each([
-    ['', 'pods', 'delete'],
+    ['', 'pods', 'create'],
+    ['', 'pods', 'patch'],
+    ['storage.k8s.io', 'volumeattachments', 'delete'],
+    ['', 'persistentvolumeclaims', 'get'],
     ['', 'secrets', 'get'],
     ['', 'nodes', 'create'],
     ['apps', 'daemonsets', 'patch'],

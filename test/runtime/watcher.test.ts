@@ -412,10 +412,13 @@ describe('watcher deletion', () => {
     const report = await time.run(runWatcher(deps(), { stopAt: START + 20_000 }));
 
     const patches = kube.callsTo('patchNode').map((args) => args[1]);
-    expect(patches[0]).toMatchObject({
-      spec: { unschedulable: true, taints: [{ key: KUBE.disruptedTaintKey, effect: 'NoSchedule' }] },
+    // Karpenter's Terminator.Taint: the disrupted taint and the load-balancer exclusion, no cordon.
+    expect(patches[0]).toEqual({
+      metadata: { labels: { 'node.kubernetes.io/exclude-from-external-load-balancers': 'karpenter' } },
+      spec: { taints: [{ key: KUBE.disruptedTaintKey, effect: 'NoSchedule' }] },
     });
-    expect(kube.callsTo('evictPod').map((a) => a[1])).toEqual(['web-1']);
+    // The DaemonSet pod does not tolerate the taint: evicted in its own wave, after the app pod.
+    expect(kube.callsTo('evictPod').map((a) => a[1])).toEqual(['web-1', 'agent']);
     expect(instances.terminated).toEqual(['i-0abc']);
     expect(kube.nodes.has('n1')).toBe(false);
     expect(state.drainRecords.size).toBe(0);
@@ -424,6 +427,7 @@ describe('watcher deletion', () => {
   });
 
   it('respects a PodDisruptionBudget and resumes the drain in the next invocation', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc' });
     kube.putNode(deletingNode());
     kube.putPod(boundPod('web-1', 'n1'));
     kube.evictionAnswers.set('default/web-1', Array(100).fill({ kind: 'blocked', message: 'pdb' }));
@@ -433,7 +437,8 @@ describe('watcher deletion', () => {
     expect(state.drainRecords.get('n1')?.phase).toBe('draining');
 
     kube.evictionAnswers.clear();
-    await time.run(runWatcher(deps(), { stopAt: time.clock() + 10_000 }));
+    // The refused pod is retried after its backoff (at most 10 s), the finalizer removed once EC2 says shutting-down.
+    await time.run(runWatcher(deps(), { stopAt: time.clock() + 20_000 }));
     expect(instances.terminated).toEqual(['i-0abc']);
     expect(kube.nodes.has('n1')).toBe(false);
   });
@@ -462,18 +467,28 @@ describe('watcher deletion', () => {
     kube.putPod(boundPod('batch', 'n1', { annotations: { [KUBE.doNotDisruptAnnotation]: 'true' } }));
     // Act
     await time.run(runWatcher(deps(), { stopAt: START + 30_000 }));
-    // Assess: the record's 20 s are over, so the do-not-disrupt pod went and the instance with it.
-    expect(kube.callsTo('evictPod').map((a) => a[1])).toEqual(['batch']);
+    // Assess: the pod's 30 s grace outlasts the record's 20 s, so the do-not-disrupt pod was deleted at
+    // once with the 20 s the node had left (never evicted), and the instance went after it.
+    expect(kube.callsTo('evictPod')).toEqual([]);
+    expect(kube.callsTo('deletePod').map((a) => [a[1], a[2]])).toEqual([['batch', 20]]);
     expect(instances.terminated).toEqual(['i-0abc']);
   });
 
-  it('holds do-not-disrupt pods until the grace period ends', async () => {
+  it('holds do-not-disrupt pods until deadline minus their grace, then deletes them with what is left', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc' });
     kube.putNode(deletingNode());
     kube.putPod(boundPod('batch', 'n1', { annotations: { [KUBE.doNotDisruptAnnotation]: 'true' } }));
-    await time.run(runWatcher(deps(), { stopAt: START + 30_000 }));
+    // Deadline START + 60 s (the pool's grace); the pod's own grace is the API default, 30 s.
+    await time.run(runWatcher(deps(), { stopAt: START + 25_000 }));
     expect(kube.callsTo('evictPod')).toEqual([]);
+    expect(kube.callsTo('deletePod')).toEqual([]);
     await time.run(runWatcher(deps(), { stopAt: START + 70_000 }));
-    expect(kube.callsTo('evictPod').map((a) => a[1])).toEqual(['batch']);
+    expect(kube.callsTo('evictPod')).toEqual([]);
+    const [deletion] = kube.callsTo('deletePod');
+    expect(deletion?.[1]).toBe('batch');
+    expect(deletion?.[2]).toBeGreaterThan(25);
+    expect(deletion?.[2]).toBeLessThanOrEqual(30);
     expect(instances.terminated).toEqual(['i-0abc']);
+    expect(kube.events.map((e) => e.reason)).toContain('TerminationGracePeriodExpiring');
   });
 });

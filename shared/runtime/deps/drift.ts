@@ -76,6 +76,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     kube: await kubeClient(runtime),
     state: runtime.state,
     nodeClaims: runtime.state,
+    records: runtime.state,
     isEvictable,
     clock,
     // Consolidation's validation delay (Karpenter's 15 s) is waited out inside the run.

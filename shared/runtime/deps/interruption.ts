@@ -17,6 +17,7 @@ export async function interruptionDeps(
     kube: await kubeClient(runtime),
     instances: runtime.instances,
     state: runtime.state,
+    records: runtime.state,
     parse(body) {
       const result = parseInterruption(body);
       if (!result.ok) throw new Error(result.error);
