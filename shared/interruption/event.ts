@@ -73,6 +73,36 @@ export function requireInstanceId(detail: JsonObject): string {
   return id;
 }
 
+/**
+ * The instance of a record Karpenter acknowledges without acting when its id is missing, empty or not
+ * an instance id (the id then matches no NodeClaim): `ignored` says which, and no id is returned. A
+ * value of the wrong JSON type is still a malformed record.
+ */
+export function lenientInstanceId(detail: JsonObject): { ids: string[]; ignored?: string } {
+  const value = field(detail, 'instance-id');
+  if (value === undefined || value === null || value === '') return { ids: [], ignored: 'detail.instance-id: missing' };
+  if (typeof value !== 'string') {
+    throw new FieldError(`detail.instance-id: must be a non-empty string, got ${describeType(value)}`);
+  }
+  if (!isInstanceId(value)) {
+    return {
+      ids: [],
+      ignored: `detail.instance-id: ${JSON.stringify(value.slice(0, 64))} is not an EC2 instance id (i- and 8 or 17 hex digits)`,
+    };
+  }
+  return { ids: [value] };
+}
+
+/** A message of an instance-id that matches no instance: acknowledged, nothing done (see lenientInstanceId). */
+export function ignoredMessage(
+  envelope: EventEnvelope,
+  kind: InterruptionMessage['kind'],
+  ignored: string,
+  state?: string,
+): InterruptionMessage {
+  return { ...message(envelope, kind, 'NoAction', [], state), ignored };
+}
+
 /** Reads and checks the envelope of an event whose source and detail-type a parser claimed. */
 export function readEnvelope(event: JsonObject, source: string, detailType: string): EventEnvelope {
   const id = requireString(event, 'id', 'id');

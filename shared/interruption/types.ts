@@ -24,4 +24,6 @@ export interface InterruptionMessage {
   /** EventBridge source and detail-type as received (for logs; also set on Unknown when present). */
   source?: string;
   detailType?: string;
+  /** Why a record of a known kind is acknowledged without action (its instance-id matches nothing). */
+  ignored?: string;
 }

@@ -200,6 +200,15 @@ export async function handleInterruption(deps: InterruptionDeps, body: string): 
     return { status: 'failed', reason: `unparseable message: ${errorMessage(error)}`, retryable: false };
   }
   deps.metrics.record(METRIC.interruptions, 'Count', 1, { kind: message.kind });
+  if (message.ignored !== undefined) {
+    // Karpenter acknowledges these: the id matches no NodeClaim, and retrying cannot change that.
+    deps.log.warn('interruption record acknowledged without action', {
+      kind: message.kind,
+      eventId: message.eventId,
+      why: message.ignored,
+    });
+    return { status: 'acknowledged', reason: `${message.kind}: ${message.ignored}` };
+  }
   if (!shouldAct(message, deps.rebalanceAction)) {
     return { status: 'acknowledged', reason: `${message.kind}: recorded, no action` };
   }

@@ -183,21 +183,10 @@ describe('AWS Health events', () => {
 
 describe('malformed events of known kinds', () => {
   it.each([
-    ['spot-interruption-warning', { 'instance-id': undefined }, 'detail.instance-id: missing'],
     [
       'spot-interruption-warning',
       { 'instance-id': 42 },
       'detail.instance-id: must be a non-empty string, got a number',
-    ],
-    [
-      'spot-interruption-warning',
-      { 'instance-id': '' },
-      'detail.instance-id: must be a non-empty string, got an empty string',
-    ],
-    [
-      'rebalance-recommendation',
-      { 'instance-id': 'vol-0123' },
-      'detail.instance-id: "vol-0123" is not an EC2 instance id',
     ],
     ['instance-state-change-stopping', { state: undefined }, 'detail.state: missing'],
     [
@@ -259,7 +248,37 @@ describe('malformed events of known kinds', () => {
     const event = JSON.parse(
       '{"version":"0","id":"x","detail-type":"EC2 Instance Rebalance Recommendation","source":"aws.ec2","time":"2026-11-30T12:00:00Z","detail":{"__proto__":{"instance-id":"i-0a1b2c3d4e5f67890"}}}',
     );
-    expect(errorOf(event)).toContain('detail.instance-id: missing');
+    const result = parseInterruption(event, { rebalance: 'act' });
+    expect(result.ok && result.message).toMatchObject({ instanceIds: [], ignored: 'detail.instance-id: missing' });
+  });
+});
+
+// What aws/karpenter-provider-aws pkg/controllers/interruption acknowledges: an id that matches no
+// NodeClaim is deleted from the queue, never retried into the dead-letter queue.
+describe('records Karpenter acknowledges without action', () => {
+  it.each([
+    ['rebalance-recommendation', { 'instance-id': undefined }, 'detail.instance-id: missing'],
+    ['spot-interruption-warning', { 'instance-id': '' }, 'detail.instance-id: missing'],
+    [
+      'spot-interruption-warning',
+      { 'instance-id': ' i-0b662ef9931388ba0' },
+      'detail.instance-id: " i-0b662ef9931388ba0" is not an EC2 instance id',
+    ],
+    ['instance-state-change-stopping', { 'instance-id': undefined }, 'detail.instance-id: missing'],
+    [
+      'rebalance-recommendation',
+      { 'instance-id': 'vol-0123' },
+      'detail.instance-id: "vol-0123" is not an EC2 instance id',
+    ],
+  ])('%s with %j', (name, detail, ignored) => {
+    const event = withDetail(name, detail);
+    for (const [k, v] of Object.entries(detail))
+      if (v === undefined) delete (event.detail as Record<string, unknown>)[k];
+    const result = parseInterruption(event, { rebalance: 'act' });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.message).toMatchObject({ action: 'NoAction', instanceIds: [] });
+    expect(result.message.ignored).toContain(ignored);
   });
 });
 

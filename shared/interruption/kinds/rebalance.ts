@@ -1,7 +1,7 @@
 // EC2 Instance Rebalance Recommendation: elevated interruption risk. Upstream only records it; the
 // operator may choose to drain early instead.
 
-import { message, requireInstanceId } from '../event';
+import { ignoredMessage, lenientInstanceId, message } from '../event';
 import type { InterruptionParser } from './parser';
 
 export const rebalanceRecommendation: InterruptionParser = {
@@ -10,6 +10,8 @@ export const rebalanceRecommendation: InterruptionParser = {
   detailTypes: ['EC2 Instance Rebalance Recommendation'],
   parse(envelope, options) {
     const action = options.rebalance === 'act' ? 'CordonAndDrain' : 'NoAction';
-    return message(envelope, 'RebalanceRecommendation', action, [requireInstanceId(envelope.detail)]);
+    const { ids, ignored } = lenientInstanceId(envelope.detail);
+    if (ignored !== undefined) return ignoredMessage(envelope, 'RebalanceRecommendation', ignored);
+    return message(envelope, 'RebalanceRecommendation', action, ids);
   },
 };

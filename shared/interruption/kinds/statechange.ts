@@ -1,7 +1,7 @@
 // EC2 Instance State-change Notification: a node whose instance stops or terminates under us
 // (someone else's action) is drained; pending and running need nothing.
 
-import { message, requireInstanceId, requireString } from '../event';
+import { ignoredMessage, lenientInstanceId, message, requireString } from '../event';
 import type { InterruptionParser } from './parser';
 
 /** Upstream's instance_stopped and instance_terminated states. */
@@ -12,9 +12,10 @@ export const instanceStateChange: InterruptionParser = {
   source: 'aws.ec2',
   detailTypes: ['EC2 Instance State-change Notification'],
   parse(envelope) {
-    const id = requireInstanceId(envelope.detail);
+    const { ids, ignored } = lenientInstanceId(envelope.detail);
     const state = requireString(envelope.detail, 'state', 'detail.state');
+    if (ignored !== undefined) return ignoredMessage(envelope, 'InstanceStateChange', ignored, state);
     const action = ACTIONABLE_STATES.has(state) ? 'CordonAndDrain' : 'NoAction';
-    return message(envelope, 'InstanceStateChange', action, [id], state);
+    return message(envelope, 'InstanceStateChange', action, ids, state);
   },
 };
