@@ -13,6 +13,12 @@ interface PodSpecFields {
   terminationGracePeriodSeconds?: number;
 }
 
+function keyOfPod(pod: StoredObject): string {
+  return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+}
+
+const cmpKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 function specOf(pod: StoredObject): PodSpecFields {
   return (pod.spec ?? {}) as PodSpecFields;
 }
@@ -20,6 +26,8 @@ function specOf(pod: StoredObject): PodSpecFields {
 export class FakeKubelet {
   /** namespace/name of pods the kubelet never finishes until released. */
   private readonly held = new Set<string>();
+  /** The store's revision at the last reap and when the next grace period runs out. */
+  private scanned: { revision: number; nextDue: number } | undefined;
 
   constructor(
     private readonly store: Store,
@@ -46,16 +54,31 @@ export class FakeKubelet {
     return this.store.put('pods', pod);
   }
 
-  /** Finishes every terminating pod whose time has come and that no test holds. */
+  /**
+   * Finishes every terminating pod whose time has come and that no test holds. Called on every request,
+   * so it scans again only when a pod changed or the next grace period ran out since its last scan.
+   */
   reap(): void {
     const now = this.now().getTime();
-    for (const pod of this.store.list('pods')) {
+    const last = this.scanned;
+    if (last && last.revision === this.store.resourceVersion && now < last.nextDue) return;
+    let nextDue = Number.POSITIVE_INFINITY;
+    const due: StoredObject[] = [];
+    for (const pod of this.store.peek('pods')) {
       const at = pod.metadata.deletionTimestamp;
-      if (at === undefined || Date.parse(at) > now) continue;
-      const key = `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
+      if (at === undefined) continue;
+      const when = Date.parse(at);
+      if (when > now) nextDue = Math.min(nextDue, when);
+      else due.push(structuredClone(pod) as StoredObject);
+    }
+    // Finished in key order, as the list this scan replaced gave them.
+    due.sort((a, b) => cmpKey(keyOfPod(a), keyOfPod(b)));
+    for (const pod of due) {
+      const key = keyOfPod(pod);
       if (this.held.has(key)) continue;
       this.finish(pod, key);
     }
+    this.scanned = { revision: this.store.resourceVersion, nextDue };
   }
 
   /** The pod stays Terminating (whatever the clock says) until released. */

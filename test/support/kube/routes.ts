@@ -79,7 +79,7 @@ export function parseTarget(pathname: string): Target | undefined {
 
 export class FakeApiRoutes {
   private readonly watches = new Set<Watch>();
-  private readonly snapshots = new Map<string, { resourceVersion: number; items: StoredObject[] }>();
+  private readonly snapshots = new Map<string, { resourceVersion: number; items: readonly Readonly<StoredObject>[] }>();
   private snapshotSeq = 0;
 
   constructor(
@@ -193,7 +193,7 @@ export class FakeApiRoutes {
   private list(target: Target, query: URLSearchParams): Answer {
     const { kind, apiVersion } = kindOf(target.resource);
     const token = query.get('continue');
-    let snapshot: { resourceVersion: number; items: StoredObject[] };
+    let snapshot: { resourceVersion: number; items: readonly Readonly<StoredObject>[] };
     let offset = 0;
     if (token) {
       const decoded = decodeContinue(token);
@@ -214,7 +214,7 @@ export class FakeApiRoutes {
       const matches = this.matcher(target, query);
       snapshot = {
         resourceVersion: this.store.resourceVersion,
-        items: this.store.list(target.resource).filter(matches),
+        items: this.store.snapshot(target.resource).filter(matches),
       };
     }
     const limit = Number(query.get('limit') ?? '0');
@@ -230,7 +230,7 @@ export class FakeApiRoutes {
     return { status: 200, body: { kind: `${kind}List`, apiVersion, metadata, items } };
   }
 
-  private saveSnapshot(snapshot: { resourceVersion: number; items: StoredObject[] }): string {
+  private saveSnapshot(snapshot: { resourceVersion: number; items: readonly Readonly<StoredObject>[] }): string {
     const id = String(++this.snapshotSeq);
     this.snapshots.set(id, snapshot);
     if (this.snapshots.size > MAX_SNAPSHOTS) {
