@@ -91,6 +91,8 @@ export interface SchedulingCase {
   existingNodes?: RawNode[];
   expect: Expectation;
   incomparable?: string;
+  /** An upstream spec `karpless plan` could express that is not translated yet, and what it needs. */
+  untranslated?: string;
   note?: string;
 }
 
