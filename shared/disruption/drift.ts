@@ -1,7 +1,13 @@
 // Is a node still what its configuration would launch today? Karpenter's drift checks (CORE
 // nodeclaim/disruption/drift.go, then AWS cloudprovider/drift.go), in their order: NodePool static
-// hash, NodePool requirements, EC2NodeClass static hash, AMI, security groups, subnets. Pure: the
-// caller re-resolves the node class and reads the instance from EC2.
+// hash, NodePool requirements, instance type not found, EC2NodeClass static hash, AMI, security
+// groups, subnets, capacity reservation, placement group. Pure: the caller re-resolves the node class
+// and reads the instance from EC2.
+//
+// Requirements drift is upstream's StrictlyCompatible: every NodePool requirement must hold for the
+// claim's labels, and a key the claim lacks drifts unless the operator is NotIn or DoesNotExist. The
+// labels are the claim record's, the Node's and the launched instance type's together, so a
+// well-known instance-type label a record leaves out never drifts a node.
 //
 // AMIDrift is how an AMI release rolls nodes: an alias `al2023@latest` resolves to the new AMI and
 // every node on the old one drifts; a pinned `al2023@v20240807` resolves to the same AMI whatever is
@@ -26,7 +32,10 @@ export type DriftReason =
   | 'NodeClassDrift'
   | 'AMIDrift'
   | 'SecurityGroupDrift'
-  | 'SubnetDrift';
+  | 'SubnetDrift'
+  | 'CapacityReservationDrift'
+  | 'PlacementGroupDrift'
+  | 'InstanceTypeNotFound';
 
 export interface Drift {
   reason: DriftReason;
@@ -41,6 +50,10 @@ export interface NodeClassToday {
   amis?: ResolvedAMI[];
   subnetIds?: string[];
   securityGroupIds?: string[];
+  /** The reservations the node class selects now ([] when it selects none); absent when not resolved. */
+  capacityReservationIds?: string[];
+  /** The placement group id the node class resolves to ('' when it names none); absent when not resolved. */
+  placementGroupId?: string;
 }
 
 /** What EC2 and the cluster say about one node. */
@@ -55,6 +68,15 @@ export interface DriftSubject {
   instanceTypeLabels?: Record<string, string>;
   /** The Node's labels. */
   nodeLabels?: Record<string, string>;
+  /** The claim record's labels (what the claim was launched as). */
+  claimLabels?: Record<string, string>;
+  /** The capacity reservation the instance runs in. */
+  reservationId?: string;
+  /**
+   * Today's catalog has no offering of the instance type in its zone and capacity type (reserved
+   * may fall back to on-demand). Upstream checks this only for claims older than an hour.
+   */
+  instanceTypeNotFound?: boolean;
 }
 
 function staticDrift(
@@ -73,11 +95,14 @@ export function expectedAMI(amis: readonly ResolvedAMI[], labels: Record<string,
   return amis.find((a) => requirementsMatch(a.requirements, labels));
 }
 
+function claimLabels(subject: DriftSubject): Record<string, string> | undefined {
+  if (!subject.nodeLabels && !subject.claimLabels) return undefined;
+  return { ...subject.instanceTypeLabels, ...subject.nodeLabels, ...subject.claimLabels };
+}
+
 function requirementsDrift(nodePool: NodePool, labels: Record<string, string> | undefined): string | undefined {
   if (!labels) return undefined;
   for (const r of nodePool.spec.template.spec.requirements) {
-    // A label the node lacks says nothing (an instance-type label registration did not write).
-    if (labels[r.key] === undefined && r.operator !== 'DoesNotExist') continue;
     if (!requirementsMatch([r], labels)) {
       return `label ${r.key}=${labels[r.key] ?? '(absent)'} no longer satisfies ${r.key} ${r.operator} ${(r.values ?? []).join(',')}`;
     }
@@ -99,8 +124,14 @@ export function detectDrift(subject: DriftSubject, nodePool: NodePool, today: No
   if (staticDrift(subject, poolTags, nodePoolHash(nodePool))) {
     return { reason: 'NodePoolDrift', detail: `${pool} spec.template changed since the node was launched` };
   }
-  const requirement = requirementsDrift(nodePool, subject.nodeLabels);
+  const requirement = requirementsDrift(nodePool, claimLabels(subject));
   if (requirement) return { reason: 'RequirementsDrift', detail: `${pool}: ${requirement}` };
+  if (subject.instanceTypeNotFound) {
+    return {
+      reason: 'InstanceTypeNotFound',
+      detail: `${pool} no longer offers ${subject.instanceType} in the node's zone and capacity type`,
+    };
+  }
   const classTags = {
     hash: NODECLASS_HASH_TAG,
     versionTag: NODECLASS_HASH_VERSION_TAG,
@@ -131,6 +162,31 @@ export function detectDrift(subject: DriftSubject, nodePool: NodePool, today: No
       return {
         reason: 'SubnetDrift',
         detail: `node is in ${subject.subnetId}, which ${nodeClass} no longer selects (${[...today.subnetIds].sort().join(',')})`,
+      };
+    }
+  }
+  return placementDrift(subject, today, nodeClass);
+}
+
+const PLACEMENT_GROUP_ID_LABEL = 'karpenter.k8s.aws/placement-group-id';
+
+function placementDrift(subject: DriftSubject, today: NodeClassToday, nodeClass: string): Drift | undefined {
+  if (
+    subject.reservationId &&
+    today.capacityReservationIds &&
+    !today.capacityReservationIds.includes(subject.reservationId)
+  ) {
+    return {
+      reason: 'CapacityReservationDrift',
+      detail: `node runs in ${subject.reservationId}, which ${nodeClass} no longer selects`,
+    };
+  }
+  if (today.placementGroupId !== undefined) {
+    const launched = claimLabels(subject)?.[PLACEMENT_GROUP_ID_LABEL] ?? '';
+    if (launched !== today.placementGroupId) {
+      return {
+        reason: 'PlacementGroupDrift',
+        detail: `node is in placement group ${launched || '(none)'}; ${nodeClass} now resolves ${today.placementGroupId || '(none)'}`,
       };
     }
   }

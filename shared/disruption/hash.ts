@@ -19,7 +19,7 @@ export const NODEPOOL_HASH_TAG = 'karpenter.sh/nodepool-hash';
 export const NODEPOOL_HASH_VERSION_TAG = 'karpenter.sh/nodepool-hash-version';
 
 /** Bump when the set of hashed fields or the digest changes (see the file comment). */
-export const NODECLASS_HASH_VERSION = 'karpless-1';
+export const NODECLASS_HASH_VERSION = 'karpless-2';
 export const NODEPOOL_HASH_VERSION = 'karpless-1';
 
 /** The tag keys launchHashTags writes: the drift check reads these back from EC2. */
@@ -62,8 +62,10 @@ function digest(value: unknown): string {
 
 /**
  * The node class's static hash: its spec without what drifts by resolved value instead (subnet,
- * security-group, capacity-reservation and AMI selector terms; placement groups) or never drifts
- * (ipPrefixCount), with the resolved AMI family in place of spec.amiFamily.
+ * security-group, capacity-reservation and AMI selector terms) or never drifts (ipPrefixCount), with
+ * the resolved AMI family in place of spec.amiFamily. placementGroupSelector is hashed, as upstream
+ * (EC2NodeClassHashVersion v6): changing it drifts nodes even before the new group resolves.
+ * Version karpless-2 added it, so nodes launched under karpless-1 are not compared.
  */
 export function nodeClassHash(nodeClass: EC2NodeClass): string {
   // Hashed as the API server stores it, defaults applied: spelling a default out is no change.
@@ -74,7 +76,6 @@ export function nodeClassHash(nodeClass: EC2NodeClass): string {
     amiSelectorTerms: _amis,
     amiFamily: _family,
     ipPrefixCount: _prefixes,
-    placementGroupSelector: _placement,
     ...hashed
   } = defaultEC2NodeClass(nodeClass).spec;
   return digest({ spec: hashed, family: resolveAMIFamily(nodeClass) });

@@ -68,6 +68,7 @@ describe('static hashes', () => {
     ],
     ['the instance profile', { instanceProfile: 'other' }],
     ['the resolved family', { amiFamily: 'Custom' }],
+    ['placementGroupSelector (ec2nodeclass.go Hash includes it)', { placementGroupSelector: { name: 'pg-1' } }],
   ])('change with %s', (_, change) => {
     const base = nodeClass({
       tags: { a: '1', b: '2' },
@@ -193,6 +194,53 @@ describe('detectDrift', () => {
     const unknown = subject(pool, nc);
     delete unknown.securityGroupIds;
     expect(detectDrift(unknown, pool, today(nc, { securityGroupIds: ['sg-2'] }))).toBeUndefined();
+  });
+
+  it('cloudprovider/drift.go isCapacityReservationDrifted: a reservation the node class no longer selects', () => {
+    const reserved = subject(pool, nc, { reservationId: 'cr-1' });
+    expect(detectDrift(reserved, pool, today(nc, { capacityReservationIds: ['cr-2'] }))).toEqual({
+      reason: 'CapacityReservationDrift',
+      detail: 'node runs in cr-1, which EC2NodeClass/default no longer selects',
+    });
+    expect(detectDrift(reserved, pool, today(nc, { capacityReservationIds: ['cr-1'] }))).toBeUndefined();
+    // Not resolved today: no verdict.
+    expect(detectDrift(reserved, pool, today(nc))).toBeUndefined();
+  });
+
+  it('cloudprovider/drift.go isPlacementGroupDrifted: the claim label against the group the node class resolves', () => {
+    const inGroup = subject(pool, nc, { claimLabels: { 'karpenter.k8s.aws/placement-group-id': 'pg-1' } });
+    expect(detectDrift(inGroup, pool, today(nc, { placementGroupId: 'pg-2' }))?.reason).toBe('PlacementGroupDrift');
+    expect(detectDrift(inGroup, pool, today(nc, { placementGroupId: '' }))?.detail).toBe(
+      'node is in placement group pg-1; EC2NodeClass/default now resolves (none)',
+    );
+    expect(detectDrift(subject(pool, nc), pool, today(nc, { placementGroupId: 'pg-2' }))?.reason).toBe(
+      'PlacementGroupDrift',
+    );
+    expect(detectDrift(inGroup, pool, today(nc, { placementGroupId: 'pg-1' }))).toBeUndefined();
+  });
+
+  it('nodeclaim/disruption drift.go instanceTypeNotFound: drifts before the node class checks', () => {
+    const gone = subject(pool, nc, { instanceTypeNotFound: true, imageId: 'ami-other' });
+    expect(detectDrift(gone, pool, today(nc))?.reason).toBe('InstanceTypeNotFound');
+  });
+
+  it('nodeclaim/disruption drift.go areRequirementsDrifted: reads the claim record labels over the Node labels', () => {
+    const spotOnly: NodePool = {
+      ...pool,
+      spec: {
+        ...pool.spec,
+        template: {
+          ...pool.spec.template,
+          spec: {
+            ...pool.spec.template.spec,
+            requirements: [{ key: 'example.com/team', operator: 'In', values: ['blue'] }],
+          },
+        },
+      },
+    };
+    const node = subject(spotOnly, nc, { claimLabels: { 'example.com/team': 'blue' } });
+    expect(detectDrift(node, spotOnly, today(nc))).toBeUndefined();
+    expect(detectDrift(subject(spotOnly, nc), spotOnly, today(nc))?.reason).toBe('RequirementsDrift');
   });
 });
 

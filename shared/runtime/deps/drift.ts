@@ -11,6 +11,7 @@ import {
   CONDITION_SUBNETS_READY,
   resolveNodeClass,
 } from '../../nodeclass';
+import { CONDITION_CAPACITY_RESERVATIONS_READY, CONDITION_PLACEMENT_GROUP_READY } from '../../nodeclass/placement';
 import type { NodeClassResolution } from '../../nodeclass/readiness';
 import { AMIProvider } from '../../providers/ami';
 import type { Cluster } from '../../providers/cluster';
@@ -26,7 +27,15 @@ function conditionTrue(resolution: NodeClassResolution, type: string): boolean {
 
 /** The parts of a resolution that resolved; a failed part is left out so it drifts nothing. */
 export function nodeClassToday(nodeClass: EC2NodeClass, resolution: NodeClassResolution): NodeClassToday {
+  const { spec } = nodeClass;
+  // No selector terms resolve to none (a reserved node then drifts, as upstream); failed ones to unknown.
+  const reservationsKnown =
+    (spec.capacityReservationSelectorTerms ?? []).length === 0 ||
+    conditionTrue(resolution, CONDITION_CAPACITY_RESERVATIONS_READY);
+  const placementKnown = !spec.placementGroupSelector || conditionTrue(resolution, CONDITION_PLACEMENT_GROUP_READY);
   return {
+    ...(reservationsKnown ? { capacityReservationIds: resolution.capacityReservations.map((r) => r.id) } : {}),
+    ...(placementKnown ? { placementGroupId: resolution.placementGroup?.id ?? '' } : {}),
     nodeClass,
     ...(conditionTrue(resolution, CONDITION_AMIS_READY) ? { amis: resolution.amis } : {}),
     ...(conditionTrue(resolution, CONDITION_SUBNETS_READY) ? { subnetIds: resolution.subnets.map((s) => s.id) } : {}),
