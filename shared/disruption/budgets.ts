@@ -5,7 +5,10 @@
 // - `nodes` is a count or a percentage of the pool's nodes, rounded up ("10%" of 5 nodes = 1).
 // - A budget with `schedule` (cron, UTC) and `duration` is active in `[hit, hit + duration)` for each
 //   cron hit; without both it is always active.
-// - A budget with `reasons` governs only those; without, all of them.
+// - A budget with `reasons` governs only those; without the field, all of them; with `reasons: []`,
+//   none (upstream tests `budget.Reasons == nil`, so an empty list matches no reason).
+// - The pool's size is its initialized nodes of ours that are not terminating; NotReady, deleting
+//   and disrupting ones among them use up the budget (BuildDisruptionBudgetMapping).
 // - The limit is the minimum over the active budgets that apply; none active means no limit.
 // - A budget that cannot be read fails closed (0): a typo must not let a whole pool roll at once.
 
@@ -87,7 +90,7 @@ export function evaluateBudget(
   poolNodes: number,
   now: number,
 ): BudgetEvaluation {
-  const applies = budget.reasons === undefined || budget.reasons.length === 0 || budget.reasons.includes(reason);
+  const applies = budget.reasons === undefined || budget.reasons.includes(reason);
   const base = { index, budget, applies };
   const nodes = resolveBudgetNodes(budget.nodes, poolNodes);
   const activity = budgetActive(budget, now);
@@ -120,6 +123,38 @@ export function budgetLimit(
   };
 }
 
+/** One node of a pool as the budgets count it. */
+export interface BudgetMember {
+  name: string;
+  nodePool: string;
+  /** Registered and initialized (karpenter.sh/initialized): uninitialized nodes are neither counted nor counted against. */
+  initialized: boolean;
+  /** The Node's Ready condition is False or Unknown. */
+  notReady: boolean;
+  /** Being deleted, or held by a disruption (record, drain, ledger slot). */
+  disrupting: boolean;
+}
+
+export interface PoolBudgetCount {
+  /** What percentages resolve against: the initialized nodes. */
+  nodes: number;
+  /** Initialized nodes that use up the budget: NotReady, deleting or disrupting. */
+  disrupting: Set<string>;
+}
+
+/** Per NodePool, the size budgets resolve against and the nodes using them up now. */
+export function budgetCounts(members: Iterable<BudgetMember>): Map<string, PoolBudgetCount> {
+  const out = new Map<string, PoolBudgetCount>();
+  for (const m of members) {
+    if (!m.initialized) continue;
+    const count = out.get(m.nodePool) ?? { nodes: 0, disrupting: new Set<string>() };
+    out.set(m.nodePool, count);
+    count.nodes++;
+    if (m.notReady || m.disrupting) count.disrupting.add(m.name);
+  }
+  return out;
+}
+
 /** Further nodes that may start disrupting: the limit minus those already being disrupted, never negative. */
 export function allowedDisruptions(limit: BudgetLimit, disrupting: number): number {
   return Math.max(0, limit.limit - disrupting);
@@ -130,7 +165,7 @@ export function describeBudget(evaluation: Pick<BudgetEvaluation, 'index' | 'bud
   const { budget } = evaluation;
   const parts = [`nodes: ${budget.nodes}`];
   if (budget.schedule !== undefined) parts.push(`schedule "${budget.schedule}" for ${budget.duration ?? '?'}`);
-  if (budget.reasons && budget.reasons.length > 0) parts.push(`reasons ${budget.reasons.join(',')}`);
+  if (budget.reasons) parts.push(budget.reasons.length > 0 ? `reasons ${budget.reasons.join(',')}` : 'reasons none');
   return `budgets[${evaluation.index}] (${parts.join(', ')})`;
 }
 

@@ -3,9 +3,12 @@
 // drift function acts on the plan, `karpless disruption` prints it.
 //
 // Karpenter's rules kept here: only registered, initialized nodes that are not being deleted are
-// candidates; a node or pod annotated karpenter.sh/do-not-disrupt keeps a node from drift (not from
-// expiration, which is forceful and ignores budgets too); nodes already disrupting count against
-// the budget; a drifted node whose pods would not all schedule again is left alone.
+// candidates (candidates.ts); a drifted node whose pods block eviction (do-not-disrupt, a PDB, two
+// PDBs on one pod) is left alone unless its claim has a terminationGracePeriod; expiration is
+// forceful and ignores budgets and blocks alike; drifted candidates go empty ones first, then by
+// how long they have been drifted; the budgets count only initialized nodes, and NotReady,
+// deleting and disrupting ones use them up; a drifted node whose pods would not all schedule again
+// is left alone.
 
 import type { Node, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
@@ -23,7 +26,8 @@ import {
 import { deletionTimestamp } from '../runtime/objects';
 import { type ExistingNode, type PlannedNodeClaim, podKey, solve, type UnschedulablePod } from '../scheduling';
 import { toExistingNodes } from '../workloads/nodes';
-import { budgetDecision, budgetLimit } from './budgets';
+import { type BudgetMember, budgetCounts, budgetDecision, budgetLimit, type PoolBudgetCount } from './budgets';
+import { checkCandidate, NO_PDBS, type PdbLimits, stuckInPlace } from './candidates';
 import { type DriftSubject, detectDrift, type NodeClassToday } from './drift';
 import { expiryOf } from './expiration';
 import { HASH_TAG_KEYS } from './hash';
@@ -39,6 +43,7 @@ export interface ClusterNode {
     zone: string;
     capacityType: string;
     launchTime?: number;
+    reservation?: { id: string };
   };
   pods: Pod[];
   /** Its NodeClaim record: expiration, drift and the drain deadline read what the claim was launched with. */
@@ -58,6 +63,10 @@ export interface DisruptionCandidate {
   /** Pods that must find a new place (DaemonSet and mirror pods stay behind). */
   pods: Pod[];
   launchTime?: number;
+  /** Epoch ms the node was first seen drifted (its claim's Drifted condition), for upstream's order. */
+  driftedSince?: number;
+  /** A pod block a terminationGracePeriod lets drift go past, reported so users see why the drain may wait. */
+  ignoredBlock?: string;
 }
 
 export interface ExcludedNode {
@@ -98,15 +107,14 @@ export interface CandidateInput {
   /** The labels of an instance type of a NodePool today, undefined when the catalog lacks it. */
   instanceTypeLabels(nodePool: string, instanceType: string): Record<string, string> | undefined;
   isEvictable(pod: Pod): boolean;
+  /** The cluster's PodDisruptionBudgets (candidates.ts pdbLimits); none when absent. */
+  pdbs?: PdbLimits;
+  /** NodePool name → its instance types today: InstanceTypeNotFound drift reads their offerings. */
+  instanceTypes?: Record<string, InstanceType[]>;
 }
 
-function doNotDisrupt(entry: ClusterNode, isEvictable: (pod: Pod) => boolean): string | undefined {
-  if (entry.node.metadata.annotations?.[KUBE.doNotDisruptAnnotation] === 'true') return 'the node';
-  const pod = entry.pods.find(
-    (p) => isEvictable(p) && p.metadata.annotations?.[KUBE.doNotDisruptAnnotation] === 'true',
-  );
-  return pod ? `pod ${podKey(pod)}` : undefined;
-}
+/** Upstream checks InstanceTypeNotFound only for claims older than this. */
+export const INSTANCE_TYPE_NOT_FOUND_AFTER_MS = 60 * 60 * 1000;
 
 function candidateOf(entry: ClusterNode, pods: Pod[], reason: DisruptionCause, detail: string): DisruptionCandidate {
   const { instance } = entry;
@@ -124,53 +132,119 @@ function candidateOf(entry: ClusterNode, pods: Pod[], reason: DisruptionCause, d
   };
 }
 
-/** Expired and drifted nodes, oldest first, and the ones left alone with why. */
+/** Today's catalog has no offering of the node's type in its zone and capacity type (reserved may be on-demand now). */
+function instanceTypeNotFound(input: CandidateInput, entry: ClusterNode): boolean | undefined {
+  const { instance } = entry;
+  const created = Date.parse(entry.record?.metadata.creationTimestamp ?? '') || instance.launchTime;
+  const types = input.instanceTypes?.[instance.nodePool];
+  if (!types || created === undefined || input.now - created <= INSTANCE_TYPE_NOT_FOUND_AFTER_MS) return undefined;
+  const type = types.find((t) => t.name === instance.instanceType);
+  const capacityTypes = instance.capacityType === 'reserved' ? ['reserved', 'on-demand'] : [instance.capacityType];
+  return !type?.offerings.some((o) => o.zone === instance.zone && capacityTypes.includes(o.capacityType));
+}
+
+/**
+ * The pods a replacement must hold (IsCurrentlyReschedulable): not DaemonSet, mirror or finished
+ * pods, nor pods no eviction will move (an active do-not-disrupt, a fully blocking PDB).
+ */
+function movingPods(input: CandidateInput, entry: ClusterNode): Pod[] {
+  const limits = input.pdbs ?? NO_PDBS;
+  return entry.pods.filter((p) => input.isEvictable(p) && !stuckInPlace(p, limits, input.now));
+}
+
+/** When the node was first found drifted: its claim's Drifted condition, else now. */
+function driftedSince(entry: ClusterNode, now: number): number {
+  const drifted = entry.record?.status.conditions.find((c) => c.type === 'Drifted' && c.status === 'True');
+  const at = Date.parse(drifted?.lastTransitionTime ?? '');
+  return Number.isFinite(at) ? at : now;
+}
+
+function expiredCandidate(
+  input: CandidateInput,
+  entry: ClusterNode,
+  nodePool: NodePool,
+): DisruptionCandidate | undefined {
+  const hashTags = launchedHashTags(entry);
+  const expiry = expiryOf({
+    nodePool,
+    ...(entry.record ? { claim: entry.record } : {}),
+    ...(entry.instance.launchTime !== undefined ? { launchTime: entry.instance.launchTime } : {}),
+    ...(hashTags ? { hashTags } : {}),
+  });
+  if (!expiry || input.now < expiry.at) return undefined;
+  const since = new Date(expiry.since).toISOString();
+  const detail =
+    expiry.source === 'NodeClaim'
+      ? `NodeClaim created ${since}, expireAfter ${expiry.expireAfter}`
+      : `launched ${since}, expireAfter ${expiry.expireAfter}`;
+  return candidateOf(entry, movingPods(input, entry), 'Expired', detail);
+}
+
+function driftSubject(input: CandidateInput, entry: ClusterNode): DriftSubject {
+  const hashTags = launchedHashTags(entry);
+  const { reservation: _reservation, ...instance } = entry.instance;
+  return {
+    ...instance,
+    ...(hashTags ? { hashTags } : {}),
+    nodeLabels: entry.node.metadata.labels ?? {},
+    ...optional('claimLabels', entry.record?.metadata.labels),
+    ...optional('reservationId', entry.instance.reservation?.id),
+    ...optional('instanceTypeNotFound', instanceTypeNotFound(input, entry)),
+    ...optional('instanceTypeLabels', input.instanceTypeLabels(entry.instance.nodePool, entry.instance.instanceType)),
+  };
+}
+
+/** Empty drifted nodes first, then the longest drifted; expired ones (forceful) ahead of both. */
+function upstreamOrder(a: DisruptionCandidate, b: DisruptionCandidate): number {
+  const rank = (c: DisruptionCandidate) => (c.reason === 'Expired' ? 0 : c.pods.length === 0 ? 1 : 2);
+  return (
+    rank(a) - rank(b) ||
+    (a.reason === 'Expired'
+      ? (a.launchTime ?? 0) - (b.launchTime ?? 0)
+      : (a.driftedSince ?? 0) - (b.driftedSince ?? 0)) ||
+    (a.launchTime ?? 0) - (b.launchTime ?? 0) ||
+    (a.nodeName < b.nodeName ? -1 : 1)
+  );
+}
+
+/** Expired and drifted nodes in upstream's order, and the ones left alone with why. */
 export function findCandidates(input: CandidateInput): { candidates: DisruptionCandidate[]; excluded: ExcludedNode[] } {
   const candidates: DisruptionCandidate[] = [];
   const excluded: ExcludedNode[] = [];
+  const limits = input.pdbs ?? NO_PDBS;
   for (const entry of input.nodes) {
     const labels = entry.node.metadata.labels ?? {};
     const nodePool = input.nodePools.find((p) => p.metadata.name === entry.instance.nodePool);
     const today = input.nodeClasses.get(entry.instance.nodeClass);
     if (deletionTimestamp(entry.node) || !nodePool || !today) continue;
     if (labels[KUBE.registeredLabel] !== 'true' || labels[KUBE.initializedLabel] !== 'true') continue;
-    const pods = entry.pods.filter(input.isEvictable);
-    const name = entry.node.metadata.name;
-    const hashTags = launchedHashTags(entry);
-    const expiry = expiryOf({
-      nodePool,
-      ...(entry.record ? { claim: entry.record } : {}),
-      ...(entry.instance.launchTime !== undefined ? { launchTime: entry.instance.launchTime } : {}),
-      ...(hashTags ? { hashTags } : {}),
-    });
-    if (expiry && input.now >= expiry.at) {
-      const since = new Date(expiry.since).toISOString();
-      const detail =
-        expiry.source === 'NodeClaim'
-          ? `NodeClaim created ${since}, expireAfter ${expiry.expireAfter}`
-          : `launched ${since}, expireAfter ${expiry.expireAfter}`;
-      candidates.push(candidateOf(entry, pods, 'Expired', detail));
+    const expired = expiredCandidate(input, entry, nodePool);
+    if (expired) {
+      candidates.push(expired);
       continue;
     }
-    const subject: DriftSubject = {
-      ...entry.instance,
-      ...(hashTags ? { hashTags } : {}),
-      nodeLabels: labels,
-      ...optional('instanceTypeLabels', input.instanceTypeLabels(entry.instance.nodePool, entry.instance.instanceType)),
-    };
-    const drift = detectDrift(subject, nodePool, today);
+    const drift = detectDrift(driftSubject(input, entry), nodePool, today);
     if (!drift) continue;
-    const blocker = doNotDisrupt(entry, input.isEvictable);
-    if (blocker) {
-      excluded.push({
-        nodeName: name,
-        reason: `${drift.reason}, but ${blocker} is annotated ${KUBE.doNotDisruptAnnotation}`,
-      });
+    const invalidPdb = limits.invalid[0];
+    if (invalidPdb) {
+      // Upstream cannot build its PDB limits and skips the pass: no voluntary disruption until fixed.
+      excluded.push({ nodeName: entry.node.metadata.name, reason: `${drift.reason}, but ${invalidPdb}` });
       continue;
     }
-    candidates.push(candidateOf(entry, pods, 'Drifted', `${drift.reason}: ${drift.detail}`));
+    const check = checkCandidate(
+      { node: entry.node, pods: entry.pods, terminationGracePeriod: entry.record?.spec.terminationGracePeriod },
+      { limits, now: input.now, disruptionClass: 'eventual' },
+    );
+    if (!check.ok) {
+      excluded.push({ nodeName: entry.node.metadata.name, reason: `${drift.reason}, but ${check.message}` });
+      continue;
+    }
+    const candidate = candidateOf(entry, movingPods(input, entry), 'Drifted', `${drift.reason}: ${drift.detail}`);
+    candidate.driftedSince = driftedSince(entry, input.now);
+    if (check.ignoredBlock) candidate.ignoredBlock = check.ignoredBlock;
+    candidates.push(candidate);
   }
-  candidates.sort((a, b) => (a.launchTime ?? 0) - (b.launchTime ?? 0) || (a.nodeName < b.nodeName ? -1 : 1));
+  candidates.sort(upstreamOrder);
   return { candidates, excluded };
 }
 
@@ -206,7 +280,10 @@ function asPending(pod: Pod): Pod {
   return { ...pod, spec, status: { phase: 'Pending' } };
 }
 
-/** The capacity candidates' pods may move to: every node that is neither a candidate nor disrupting. */
+/**
+ * The capacity candidates' pods may move to: every node not disrupting, other candidates included
+ * (upstream simulates one candidate against all other active nodes).
+ */
 function landingNodes(input: PlanInput, excludedNames: ReadonlySet<string>): ExistingNode[] {
   const entries = [...input.nodes, ...(input.otherNodes ?? [])].filter(
     (e) => !excludedNames.has(e.node.metadata.name) && !deletionTimestamp(e.node),
@@ -214,6 +291,7 @@ function landingNodes(input: PlanInput, excludedNames: ReadonlySet<string>): Exi
   return toExistingNodes(
     entries.map((e) => e.node),
     entries.flatMap((e) => e.pods),
+    input.nodePools,
   ).existingNodes;
 }
 
@@ -246,7 +324,7 @@ function planReplacement(
     nodePools: [...input.nodePools],
     instanceTypes: input.instanceTypes,
     daemonSets: input.daemonSets,
-    existingNodes: landing.map((n) => ({ ...n, pods: [...n.pods] })),
+    existingNodes: landing.filter((n) => n.name !== candidate.nodeName).map((n) => ({ ...n, pods: [...n.pods] })),
     ...(usage ? { nodePoolUsage: usage } : {}),
   });
   const placed = result.existingNodes.filter((p) => p.pods.length > 0);
@@ -265,13 +343,13 @@ function budgetFor(
   input: PlanInput,
   nodePool: NodePool,
   candidate: DisruptionCandidate,
-  busy: ReadonlySet<string>,
+  count: PoolBudgetCount,
   plan: ReplacementPlan,
 ): BudgetDecision {
   if (candidate.reason === 'Expired') return { allowed: true, message: 'expiration is forceful: budgets do not apply' };
-  if (busy.has(candidate.nodeName)) return { allowed: true, message: 'already disrupting' };
-  const limit = budgetLimit(nodePool, candidate.reason, { nodes: poolSize(input, candidate.nodePool), now: input.now });
-  const budget = budgetDecision(limit, busy.size);
+  if (count.disrupting.has(candidate.nodeName)) return { allowed: true, message: 'already disrupting' };
+  const limit = budgetLimit(nodePool, candidate.reason, { nodes: count.nodes, now: input.now });
+  const budget = budgetDecision(limit, count.disrupting.size);
   if (!budget.allowed || plan.unschedulable.length === 0) return budget;
   return {
     ...budget,
@@ -280,37 +358,67 @@ function budgetFor(
   };
 }
 
-function poolSize(input: PlanInput, nodePool: string): number {
-  return input.nodes.filter((n) => n.instance.nodePool === nodePool).length;
+function notReady(node: Node): boolean {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  // A Node that never posted Ready is not initialized either; only an explicit False or Unknown counts.
+  return ready !== undefined && ready.status !== 'True';
+}
+
+/** Our nodes as the budgets count them: initialized ones, and whether each uses the budget up. */
+export function budgetMembers(
+  nodes: readonly ClusterNode[],
+  disrupting: ReadonlyMap<string, ReadonlySet<string>>,
+): BudgetMember[] {
+  return nodes.map((n) => {
+    const labels = n.node.metadata.labels ?? {};
+    const name = n.node.metadata.name;
+    return {
+      name,
+      nodePool: n.instance.nodePool,
+      initialized: labels[KUBE.registeredLabel] === 'true' && labels[KUBE.initializedLabel] === 'true',
+      notReady: notReady(n.node),
+      disrupting: deletionTimestamp(n.node) !== undefined || disrupting.get(n.instance.nodePool)?.has(name) === true,
+    };
+  });
 }
 
 /** Candidates, what the budgets decide for each (in order), and each one's replacement plan. */
 export function planDisruption(input: PlanInput): DisruptionPlan {
   const { candidates, excluded } = findCandidates(input);
   const disrupting = new Map([...input.disrupting].map(([pool, nodes]) => [pool, new Set(nodes)]));
-  const landing = landingNodes(
-    input,
-    new Set([...candidates.map((c) => c.nodeName), ...[...disrupting.values()].flatMap((s) => [...s])]),
-  );
+  const counts = budgetCounts(budgetMembers(input.nodes, input.disrupting));
+  const landing = landingNodes(input, new Set([...disrupting.values()].flatMap((s) => [...s])));
+  // A candidate an allowed one's pods were planned onto waits for the next run: its plan would move them again.
+  const receivedFrom = new Map<string, string>();
   const decisions: CandidateDecision[] = [];
   // Each allowed candidate leaves the limits and its replacements enter them, for the next candidate.
   let usage = input.nodePoolUsage;
   for (const candidate of candidates) {
     const nodePool = input.nodePools.find((p) => p.metadata.name === candidate.nodePool);
     if (!nodePool) continue;
-    const busy = disrupting.get(candidate.nodePool) ?? new Set<string>();
-    disrupting.set(candidate.nodePool, busy);
+    const count = counts.get(candidate.nodePool) ?? { nodes: 0, disrupting: new Set<string>() };
+    counts.set(candidate.nodePool, count);
     const simulated = usageWithout(usage, candidate.nodePool, candidateCapacity(input, candidate));
     const { plan, placed } = planReplacement(input, candidate, landing, simulated);
-    const budget = budgetFor(input, nodePool, candidate, busy, plan);
+    const planned = budgetFor(input, nodePool, candidate, count, plan);
+    const from = receivedFrom.get(candidate.nodeName);
+    const budget =
+      planned.allowed && from && !count.disrupting.has(candidate.nodeName)
+        ? { ...planned, allowed: false, message: `pods of ${from} were just planned onto it; the next run decides` }
+        : planned;
     if (budget.allowed) {
       if (simulated) {
         for (const claim of plan.nodeClaims) addClaim(simulated, claim.nodePool, plannedCapacity(claim.instanceTypes));
         usage = simulated;
       }
-      busy.add(candidate.nodeName);
-      // The next candidate sees these pods where this one's plan put them.
-      for (const p of placed) landing.find((n) => n.name === p.name)?.pods.push(...p.pods);
+      count.disrupting.add(candidate.nodeName);
+      // The next candidate sees these pods where this one's plan put them, and not this node.
+      for (const p of placed) {
+        landing.find((n) => n.name === p.name)?.pods.push(...p.pods);
+        receivedFrom.set(p.name, candidate.nodeName);
+      }
+      const at = landing.findIndex((n) => n.name === candidate.nodeName);
+      if (at >= 0) landing.splice(at, 1);
     }
     decisions.push({ candidate, allowed: budget.allowed, budget, replacement: plan });
   }

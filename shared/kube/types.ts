@@ -69,7 +69,13 @@ export type EvictionOutcome =
 /** The fields of a policy/v1 PodDisruptionBudget karpless reads: which pods, and what it allows now. */
 export interface PodDisruptionBudget {
   metadata: { name: string; namespace?: string };
-  spec?: { selector?: LabelSelector };
+  spec?: {
+    selector?: LabelSelector;
+    /** AlwaysAllow lets unready pods be evicted whatever the budget says. */
+    unhealthyPodEvictionPolicy?: 'IfHealthyBudget' | 'AlwaysAllow';
+    minAvailable?: number | string;
+    maxUnavailable?: number | string;
+  };
   status?: { disruptionsAllowed?: number };
 }
 

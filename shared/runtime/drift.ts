@@ -3,7 +3,7 @@
 // node one step through its disruption, resuming where the previous invocation stopped:
 //
 //   candidate ──budget slot (conditional write) + record + karpenter.sh/disrupted taint──►
-//   replacing ──replacements launched through the provision launch path, then registered──►
+//   replacing ──replacements launched through the provision launch path, then Initialized──►
 //   draining ──drain record + Node deleted: the watcher's termination flow (PDBs, do-not-disrupt)──►
 //   done ──Node gone──► slot released, record deleted
 //
@@ -14,8 +14,9 @@
 
 import type { Node, Pod } from '../apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../apis/v1/types';
-import { AMI_STATE_CHANGE, KUBE, METRIC, REGISTRATION_TTL_MS } from '../contracts';
+import { AMI_STATE_CHANGE, KUBE, METRIC } from '../contracts';
 import { budgetLimit } from '../disruption/budgets';
+import { type PdbLimits, pdbLimits } from '../disruption/candidates';
 import type { NodeClassToday } from '../disruption/drift';
 import { claimTerminationGracePeriodMs } from '../disruption/expiration';
 import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
@@ -38,8 +39,11 @@ import { beginTermination } from './termination';
 
 /** Disruption records outlive the longest drain we wait for; a stale one is dropped by its TTL. */
 export const DISRUPTION_RECORD_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-/** How long replacements may take to register before a drift is abandoned (expiration drains anyway). */
-export const REPLACEMENT_TIMEOUT_MS = REGISTRATION_TTL_MS + 5 * 60 * 1000;
+/**
+ * How long replacements may take to be Initialized before the command is abandoned and the old node
+ * un-tainted (upstream's orchestration queue: minRetryDuration, 10 minutes). Expiration drains anyway.
+ */
+export const REPLACEMENT_TIMEOUT_MS = 10 * 60 * 1000;
 
 export type DriftTrigger = { kind: 'schedule' } | { kind: 'ami'; imageId: string; state: string };
 
@@ -87,9 +91,9 @@ export interface DriftReport {
   candidates: number;
   started: { node: string; reason: string; detail: string; replacements: string[] }[];
   blocked: { node: string; reason: string; message: string }[];
-  /** Old nodes handed to the termination flow (their replacements registered). */
+  /** Old nodes handed to the termination flow (their replacements Initialized). */
   draining: string[];
-  /** Records waiting for replacements to register. */
+  /** Records waiting for replacements to be Initialized. */
   waiting: string[];
   finished: string[];
   abandoned: { node: string; why: string }[];
@@ -110,10 +114,12 @@ export interface Snapshot {
   drains: Set<string>;
   /** NodeClaim records. */
   claims: NodeClaimRecord[];
+  /** The cluster's PodDisruptionBudgets, compiled. */
+  pdbs: PdbLimits;
 }
 
 export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
-  const [session, types, live, nodes, pods, daemonSets, records, drains, claims] = await Promise.all([
+  const [session, types, live, nodes, pods, daemonSets, records, drains, claims, pdbs] = await Promise.all([
     deps.session(),
     deps.instanceTypes(),
     deps.instances.live(),
@@ -123,8 +129,10 @@ export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
     deps.state.disruptionRecords(),
     deps.state.drains(),
     readClaims(deps),
+    deps.kube.listPodDisruptionBudgets(),
   ]);
   return {
+    pdbs: pdbLimits(pdbs.items),
     session,
     types,
     live,
@@ -202,6 +210,7 @@ export function planFromSnapshot(deps: DriftDeps, snap: Snapshot): PlannedRun {
     nodeClasses: snap.session.nodeClasses,
     instanceTypeLabels: (pool, type) => snap.types.byNodePool[pool]?.find((t) => t.name === type)?.labels,
     isEvictable: deps.isEvictable,
+    pdbs: snap.pdbs,
     instanceTypes: snap.types.byNodePool,
     daemonSets: snap.daemonSets,
     disrupting,
@@ -252,16 +261,27 @@ async function handOver(
   });
 }
 
-function replacementsRegistered(snap: Snapshot, record: DisruptionRecord): boolean {
+/**
+ * Every replacement is Initialized (upstream waits on the NodeClaim's Initialized condition, not on
+ * registration): its Node carries karpenter.sh/initialized, or its claim record says Initialized.
+ * A replacement that registered but stays NotReady keeps the old node.
+ */
+export function replacementsInitialized(
+  snap: Pick<Snapshot, 'live' | 'nodes' | 'claims'>,
+  record: Pick<DisruptionRecord, 'replacements'>,
+): boolean {
   const ids = new Set(snap.live.filter((i) => record.replacements.includes(i.nodeClaimName)).map((i) => i.instanceId));
-  const registered = snap.nodes.filter(
-    (n) =>
-      ids.has(instanceIdFromProviderID(n.spec?.providerID) ?? '') &&
-      n.metadata.labels?.[KUBE.registeredLabel] === 'true',
-  );
-  return (
-    new Set(registered.map((n) => instanceIdFromProviderID(n.spec?.providerID))).size >= record.replacements.length
-  );
+  const ready = new Set<string>();
+  for (const n of snap.nodes) {
+    const id = instanceIdFromProviderID(n.spec?.providerID) ?? '';
+    if (ids.has(id) && n.metadata.labels?.[KUBE.initializedLabel] === 'true') ready.add(id);
+  }
+  for (const claim of snap.claims) {
+    const id = instanceIdFromProviderID(claim.status.providerID) ?? '';
+    const initialized = claim.status.conditions.some((c) => c.type === 'Initialized' && c.status === 'True');
+    if (ids.has(id) && initialized) ready.add(id);
+  }
+  return ready.size >= record.replacements.length;
 }
 
 async function finish(deps: DriftDeps, record: DisruptionRecord): Promise<void> {
@@ -279,7 +299,7 @@ async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): P
         await finish(deps, record);
         report.finished.push(record.nodeName);
         deps.log.info('disruption finished', { node: record.nodeName, reason: record.reason });
-      } else if (record.phase === 'replacing' && replacementsRegistered(snap, record)) {
+      } else if (record.phase === 'replacing' && replacementsInitialized(snap, record)) {
         await handOver(deps, snap, record);
         report.draining.push(record.nodeName);
       } else if (record.phase === 'replacing' && deps.clock() - record.startedAt > REPLACEMENT_TIMEOUT_MS) {
@@ -289,7 +309,7 @@ async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): P
         } else {
           if (node) await taint(deps, node.metadata.name, false);
           await finish(deps, record);
-          const why = `replacements ${record.replacements.join(',')} did not register within ${REPLACEMENT_TIMEOUT_MS / 60_000} min`;
+          const why = `replacements ${record.replacements.join(',')} were not Initialized within ${REPLACEMENT_TIMEOUT_MS / 60_000} min; the node is un-tainted and stays`;
           report.abandoned.push({ node: record.nodeName, why });
           deps.log.warn('disruption abandoned', { node: record.nodeName, why });
         }

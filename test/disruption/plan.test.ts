@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../shared/apis/core/v1';
 import type { Budget, EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 import { KUBE } from '../../shared/contracts';
+import { pdbLimits } from '../../shared/disruption/candidates';
 import { launchHashTags } from '../../shared/disruption/hash';
 import { type ClusterNode, type PlanInput, planDisruption } from '../../shared/disruption/plan';
 import { isEvictable } from '../../shared/kube/client';
@@ -255,8 +256,11 @@ describe('planDisruption', () => {
     const plan = planDisruption(input(nodes, pool([{ nodes: '100%' }])));
     expect(plan.decisions).toEqual([]);
     expect(plan.excluded).toEqual([
-      { nodeName: 'p', reason: 'AMIDrift, but pod default/p1 is annotated karpenter.sh/do-not-disrupt' },
-      { nodeName: 'n', reason: 'AMIDrift, but the node is annotated karpenter.sh/do-not-disrupt' },
+      { nodeName: 'p', reason: 'AMIDrift, but pod default/p1 has the "karpenter.sh/do-not-disrupt" annotation' },
+      {
+        nodeName: 'n',
+        reason: 'AMIDrift, but disruption is blocked through the "karpenter.sh/do-not-disrupt" annotation on the node',
+      },
     ]);
   });
 
@@ -269,5 +273,168 @@ describe('planDisruption', () => {
     const plan = planDisruption(input([uninitialized, gone, huge], pool([{ nodes: '100%' }])));
     expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed])).toEqual([['h', false]]);
     expect(plan.decisions[0]?.budget.message).toMatch(/^1 pod\(s\) would not schedule again/);
+  });
+
+  // Upstream: pkg/controllers/disruption/drift_test.go and suite_test.go (candidates, budgets, order).
+  describe('pkg/controllers/disruption drift candidates and budgets', () => {
+    const blockingPdb = pdbLimits([
+      {
+        metadata: { name: 'web', namespace: 'default' },
+        spec: { selector: { matchLabels: { app: 'guarded' } } },
+        status: { disruptionsAllowed: 0 },
+      },
+    ]);
+    const guarded = (name: string) => {
+      const p = web(name);
+      return { ...p, metadata: { ...p.metadata, labels: { app: 'guarded' } } };
+    };
+
+    it('drift_test.go: a drifted node whose pod a PDB blocks is not a candidate while another drifted node is disrupted', () => {
+      const nodes = [
+        clusterNode('blocked', 'ami-old', 9, [guarded('g1')]),
+        clusterNode('free', 'ami-old', 1, [web('f1')]),
+      ];
+      const plan = planDisruption(input(nodes, pool([{ nodes: '1' }]), ami('ami-new'), { pdbs: blockingPdb }));
+      expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed])).toEqual([['free', true]]);
+      expect(plan.excluded).toEqual([
+        {
+          nodeName: 'blocked',
+          reason: 'AMIDrift, but PodDisruptionBudget default/web prevents evicting pod default/g1',
+        },
+      ]);
+    });
+
+    it('types.go NewCandidate: with a terminationGracePeriod the PDB-blocked drifted node is a candidate, and no capacity is planned for the stuck pod', () => {
+      const entry = clusterNode('blocked', 'ami-old', 9, [guarded('g1')]);
+      const record = newNodeClaimRecord({
+        name: 'general-blocked',
+        labels: { 'karpenter.sh/nodepool': 'general' },
+        annotations: launchHashTags(pool(), nodeClass),
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [],
+          resources: { requests: {} },
+          taints: [],
+          startupTaints: [],
+          expireAfter: 'Never',
+          terminationGracePeriod: '30m',
+        },
+        now: NOW - 9 * HOUR,
+      });
+      const fully = pdbLimits([
+        {
+          metadata: { name: 'web', namespace: 'default' },
+          spec: { selector: { matchLabels: { app: 'guarded' } }, maxUnavailable: 0 },
+          status: { disruptionsAllowed: 0 },
+        },
+      ]);
+      const plan = planDisruption(input([{ ...entry, record }], pool(), ami('ami-new'), { pdbs: fully }));
+      expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed, d.replacement.nodeClaims.length])).toEqual([
+        ['blocked', true, 0],
+      ]);
+      expect(plan.decisions[0]?.candidate.ignoredBlock).toContain('terminationGracePeriod 30m bounds the drain');
+    });
+
+    it('drift_test.go: should drift empty nodes before non-empty nodes', () => {
+      const nodes = [clusterNode('busy', 'ami-old', 9, [web('b1')]), clusterNode('empty', 'ami-old', 1, [])];
+      const plan = planDisruption(input(nodes, pool([{ nodes: '1' }])));
+      expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed])).toEqual([
+        ['empty', true],
+        ['busy', false],
+      ]);
+    });
+
+    it('drift_test.go: should drift one non-empty node at a time, starting with the earliest drift', () => {
+      const drifted = (entry: ClusterNode, hoursAgo: number): ClusterNode => {
+        const record = newNodeClaimRecord({
+          name: `general-${entry.node.metadata.name}`,
+          labels: { 'karpenter.sh/nodepool': 'general' },
+          annotations: {},
+          spec: {
+            nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+            requirements: [],
+            resources: { requests: {} },
+            taints: [],
+            startupTaints: [],
+            expireAfter: 'Never',
+          },
+          now: NOW - 24 * HOUR,
+        });
+        record.status.conditions.push({
+          type: 'Drifted',
+          status: 'True',
+          reason: 'AMIDrift',
+          message: '',
+          lastTransitionTime: new Date(NOW - hoursAgo * HOUR).toISOString(),
+        });
+        return { ...entry, record };
+      };
+      // The older node drifted later: drift time, not age, decides.
+      const nodes = [
+        drifted(clusterNode('old', 'ami-old', 20, [web('o1')]), 1),
+        drifted(clusterNode('young', 'ami-old', 2, [web('y1')]), 3),
+      ];
+      const plan = planDisruption(input(nodes, pool([{ nodes: '1' }])));
+      expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed])).toEqual([
+        ['young', true],
+        ['old', false],
+      ]);
+    });
+
+    it('nodeclaim/disruption drift.go areRequirementsDrifted: a NodePool requirement whose key the node lacks is drift', () => {
+      const required = pool([{ nodes: '1' }], {
+        requirements: [{ key: 'example.com/team', operator: 'In', values: ['blue'] }],
+      });
+      const nodes = [clusterNode('a', 'ami-new', 5, [web('a1')], required)];
+      const plan = planDisruption(input(nodes, required, ami('ami-new')));
+      expect(plan.decisions.map((d) => d.candidate.detail)).toEqual([
+        'RequirementsDrift: NodePool/general: label example.com/team=(absent) no longer satisfies example.com/team In blue',
+      ]);
+    });
+
+    it('nodeclaim/disruption drift.go areRequirementsDrifted: a NotIn or DoesNotExist requirement on a missing key is no drift', () => {
+      const required = pool([{ nodes: '1' }], {
+        requirements: [
+          { key: 'example.com/team', operator: 'NotIn', values: ['red'] },
+          { key: 'example.com/gpu', operator: 'DoesNotExist' },
+        ],
+      });
+      const plan = planDisruption(
+        input([clusterNode('a', 'ami-new', 5, [web('a1')], required)], required, ami('ami-new')),
+      );
+      expect(plan.decisions).toEqual([]);
+    });
+
+    it('helpers.go BuildDisruptionBudgetMapping: 10% of 10 initialized nodes plus 5 uninitialized allows 1 at a time', () => {
+      const initialized = Array.from({ length: 10 }, (_, i) =>
+        clusterNode(`d${i}`, 'ami-old', 10 - i, [web(`d${i}p`, '100m')]),
+      );
+      const starting = Array.from({ length: 5 }, (_, i) => {
+        const entry = clusterNode(`u${i}`, 'ami-new', 0, []);
+        delete entry.node.metadata.labels?.[KUBE.initializedLabel];
+        return entry;
+      });
+      const plan = planDisruption(input([...initialized, ...starting], pool([{ nodes: '10%' }])));
+      expect(plan.decisions.filter((d) => d.allowed)).toHaveLength(1);
+      expect(plan.decisions.find((d) => !d.allowed)?.budget.message).toBe(
+        'NodePool/general budgets[0] (nodes: 10%) blocks: 1 of 10 node(s) at once, 1 already disrupting',
+      );
+    });
+
+    it('helpers.go BuildDisruptionBudgetMapping: a NotReady node uses up a budget of 1', () => {
+      const sick = clusterNode('sick', 'ami-new', 3, [web('s1')]);
+      sick.node.status = { ...sick.node.status, conditions: [{ type: 'Ready', status: 'Unknown' }] };
+      const nodes = [clusterNode('a', 'ami-old', 5, [web('a1')]), sick];
+      const plan = planDisruption(input(nodes, pool([{ nodes: '1' }])));
+      expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed, d.budget.message])).toEqual([
+        ['a', false, 'NodePool/general budgets[0] (nodes: 1) blocks: 1 of 2 node(s) at once, 1 already disrupting'],
+      ]);
+    });
+
+    it('nodepool.go GetAllowedDisruptionsByReason: a budget with reasons: [] limits no reason', () => {
+      const nodes = [clusterNode('a', 'ami-old', 5, [web('a1')]), clusterNode('b', 'ami-old', 4, [web('b1')])];
+      const plan = planDisruption(input(nodes, pool([{ nodes: '0', reasons: [] }])));
+      expect(plan.decisions.map((d) => d.allowed)).toEqual([true, true]);
+    });
   });
 });

@@ -160,6 +160,8 @@ export interface Pod {
     conditions?: { type: string; status: string; reason?: string; message?: string }[];
     /** Set by the scheduler while the pod waits for a preemption on that node. */
     nominatedNodeName?: string;
+    /** RFC 3339: when the kubelet accepted the pod (do-not-disrupt durations count from it). */
+    startTime?: string;
   };
 }
 
