@@ -127,38 +127,45 @@ export interface ConsolidationJSON {
   skipped?: string;
   command?: {
     kind: 'delete' | 'replace';
-    node: string;
-    nodePool: string;
-    instanceType: string;
-    price: number;
+    /** Upstream's consolidation type: multi-node or single-node. */
+    method: 'multi' | 'single';
+    nodes: { node: string; nodePool: string; instanceType: string; capacityType: string; price: number }[];
     savingsPerHour: number;
-    replacement?: { instanceType: string; zone: string; capacityType: string; price: number };
+    replacement?: { instanceType: string; zone: string; capacityType: string; capacityTypes: string[]; price: number };
     elsewhere?: Record<string, string[]>;
   };
   considered: { node: string; outcome: string }[];
+  /** What upstream publishes as Unconsolidatable events. */
+  unconsolidatable: { node: string; message: string }[];
 }
 
 export function consolidationToJSON(preview: { skipped?: string; plan?: ConsolidationPlan }): ConsolidationJSON {
   const command = preview.plan?.command;
-  const c = command?.candidate;
+  const replacement = command?.replacement;
   return {
     ...(preview.skipped ? { skipped: preview.skipped } : {}),
-    ...(command && c
+    ...(command
       ? {
           command: {
             kind: command.kind,
-            node: c.nodeName,
-            nodePool: c.nodePool,
-            instanceType: c.instanceType,
-            price: c.price,
+            method: command.method,
+            nodes: command.candidates.map((c) => ({
+              node: c.nodeName,
+              nodePool: c.nodePool,
+              instanceType: c.instanceType,
+              capacityType: c.capacityType,
+              price: c.price,
+            })),
             savingsPerHour: command.savings,
-            ...(command.kind === 'replace'
+            ...(replacement
               ? {
                   replacement: {
-                    instanceType: command.replacement.offering.instanceType,
-                    zone: command.replacement.offering.zone,
-                    capacityType: command.replacement.offering.capacityType,
-                    price: command.replacement.offering.price,
+                    instanceType: replacement.offering.instanceType,
+                    zone: replacement.offering.zone,
+                    capacityType: replacement.offering.capacityType,
+                    capacityTypes:
+                      replacement.requirements.find((r) => r.key === 'karpenter.sh/capacity-type')?.values ?? [],
+                    price: replacement.offering.price,
                   },
                 }
               : { elsewhere: command.elsewhere }),
@@ -166,6 +173,7 @@ export function consolidationToJSON(preview: { skipped?: string; plan?: Consolid
         }
       : {}),
     considered: (preview.plan?.considered ?? []).map((x) => ({ node: x.nodeName, outcome: x.outcome })),
+    unconsolidatable: (preview.plan?.unconsolidatable ?? []).map((x) => ({ node: x.nodeName, message: x.message })),
   };
 }
 
@@ -173,18 +181,22 @@ export function formatConsolidation(json: ConsolidationJSON): string {
   const out: string[] = [];
   if (json.skipped) return `CONSOLIDATION  not considered: ${json.skipped}\n`;
   const c = json.command;
+  const nodes = (c?.nodes ?? [])
+    .map((n) => `${n.node} (NodePool ${n.nodePool}, ${n.instanceType} ${n.capacityType}, $${n.price.toFixed(4)}/hour)`)
+    .join(', ');
   if (!c) out.push('CONSOLIDATION  no node would be consolidated now.');
   else if (c.replacement) {
     out.push(
-      `CONSOLIDATION  would replace ${c.node} (NodePool ${c.nodePool}, ${c.instanceType}, $${c.price.toFixed(4)}/hour) by ${c.replacement.instanceType} ${c.replacement.capacityType} in ${c.replacement.zone} ($${c.replacement.price.toFixed(4)}/hour): saves $${c.savingsPerHour.toFixed(4)}/hour`,
+      `CONSOLIDATION  ${c.method}-node: would replace ${nodes} by ${c.replacement.instanceType} ${c.replacement.capacityType} in ${c.replacement.zone} ($${c.replacement.price.toFixed(4)}/hour, capacity types ${c.replacement.capacityTypes.join(',') || 'any'}): saves $${c.savingsPerHour.toFixed(4)}/hour`,
     );
   } else {
     out.push(
-      `CONSOLIDATION  would delete ${c.node} (NodePool ${c.nodePool}, ${c.instanceType}): its pods fit on other nodes, saves $${c.savingsPerHour.toFixed(4)}/hour`,
+      `CONSOLIDATION  ${c.method}-node: would delete ${nodes}: their pods fit on other nodes, saves $${c.savingsPerHour.toFixed(4)}/hour`,
     );
     for (const [target, pods] of Object.entries(c.elsewhere ?? {})) out.push(`    → ${target}: ${pods.join(', ')}`);
   }
-  for (const x of json.considered) if (x.node !== c?.node) out.push(`    ${x.node}: ${x.outcome}`);
+  const chosen = new Set((c?.nodes ?? []).map((n) => n.node));
+  for (const x of json.considered) if (!chosen.has(x.node)) out.push(`    ${x.node}: ${x.outcome}`);
   return `${out.join('\n')}\n`;
 }
 

@@ -1,59 +1,47 @@
-// Single-node consolidation (Karpenter's SingleNodeConsolidation, reference §8) for NodePools with
-// consolidationPolicy WhenEmptyOrUnderutilized: the first candidate whose pods the scheduling core
-// places elsewhere is deleted, or replaced by one cheaper node when they need a node of their own.
-// Pure: the drift function acts on the command (shared/runtime/drift-consolidation.ts).
+// Consolidation as Karpenter's disruption controller does it for consolidationPolicy
+// WhenEmptyOrUnderutilized (CORE disruption/multinodeconsolidation.go, singlenodeconsolidation.go,
+// consolidation.go, types.go): multi-node first (a binary search over the first 100 candidates in
+// disruption-cost order for the largest prefix that can go at once, for one cheaper node or none),
+// then single-node (the first candidate, in the same order, that can go alone). Pure: the drift
+// function carries out the command (shared/runtime/drift-consolidation.ts), `karpless disruption`
+// prints it. Empty nodes are the Emptiness method's (emptiness.ts, reason Empty).
 //
-// Kept from Karpenter: only registered, initialized nodes that are not disrupting, not annotated
-// karpenter.sh/do-not-disrupt (nor any of their pods), whose pods' PodDisruptionBudgets allow an
-// eviction, that are consolidatable (no pod event for consolidateAfter) and within the Underutilized
-// budgets; every pod must schedule again; a replacement must be strictly cheaper and is one node; a
-// spot node is only deleted, never replaced (SpotToSpotConsolidation is off by default upstream).
-// Different: Karpenter times consolidateAfter from the NodeClaim's lastPodEventTime; without NodeClaim
-// objects the latest of the instance's launch and its pods' creation stands in for it (a pod leaving
-// is not seen). Empty nodes are left to emptiness.ts.
+// A candidate is a node of ours that is initialized, not deleting or disrupting, not annotated
+// do-not-disrupt, whose pods all may be evicted (candidates.ts, graceful class), whose NodePool
+// consolidates, that has a price, and that is consolidatable: no pod bound, finished or deleted on
+// it for consolidateAfter (the claim record's lastPodEventTime, else its Initialized time). Budgets
+// are reason Underutilized, counted as drift counts them (plan.ts budgetMembers).
 
-import type { LabelSelector, Node, Pod } from '../apis/core/v1';
+import type { Node, Pod } from '../apis/core/v1';
+import { parseDurationSeconds } from '../apis/duration';
 import type { NodePool } from '../apis/v1/types';
-import { KUBE } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
-import { type NodePoolUsage, usageWithout } from '../nodeclaim/usage';
+import type { NodeClaimRecord } from '../nodeclaim/record';
+import type { NodePoolUsage } from '../nodeclaim/usage';
 import { deletionTimestamp } from '../runtime/objects';
-import { type PlannedNodeClaim, podKey, solve } from '../scheduling';
-import { compileSelector } from '../scheduling/topology';
 import { toExistingNodes } from '../workloads/nodes';
-import { allowedDisruptions, budgetDecision, budgetLimit } from './budgets';
+import { allowedDisruptions, budgetCounts, budgetDecision, budgetLimit } from './budgets';
+import { checkCandidate, NO_PDBS, type PdbLimits, stuckInPlace } from './candidates';
+import {
+  type ConsolidationCandidate,
+  type ConsolidationCommand,
+  computeConsolidation,
+  type SimulationContext,
+} from './consolidation-command';
 import { consolidateAfterMs } from './emptiness';
-import { type ClusterNode, candidateCapacity } from './plan';
+import { budgetMembers, type ClusterNode, candidateCapacity } from './plan';
 
-/** What a PodDisruptionBudget allows now (status.disruptionsAllowed). */
-export interface DisruptionBudgetView {
-  namespace: string;
-  name: string;
-  selector?: LabelSelector;
-  disruptionsAllowed: number;
-}
+export type { ConsolidationCandidate, ConsolidationCommand } from './consolidation-command';
 
-export interface ConsolidationCandidate {
-  nodeName: string;
-  instanceId: string;
-  nodePool: string;
-  instanceType: string;
-  zone: string;
-  capacityType: string;
-  /** USD/hour of the node's offering today. */
-  price: number;
-  /** The pods that must move. */
-  pods: Pod[];
-}
-
-export type ConsolidationCommand =
-  | { kind: 'delete'; candidate: ConsolidationCandidate; savings: number; elsewhere: Record<string, string[]> }
-  | { kind: 'replace'; candidate: ConsolidationCandidate; replacement: PlannedNodeClaim; savings: number };
+/** Upstream considers at most this many candidates in one multi-node command. */
+export const MULTI_NODE_MAX_CANDIDATES = 100;
 
 export interface ConsolidationPlan {
   command?: ConsolidationCommand;
   /** Every node looked at and why it was not consolidated (or what was decided). */
   considered: { nodeName: string; outcome: string }[];
+  /** Messages for Unconsolidatable events: node → why (only the reasons upstream publishes). */
+  unconsolidatable: { nodeName: string; message: string }[];
 }
 
 export interface ConsolidationInput {
@@ -67,29 +55,44 @@ export interface ConsolidationInput {
   daemonSets: Pod[];
   /** NodePool → nodes disrupting now (deleting, draining, recorded). */
   disrupting: ReadonlyMap<string, ReadonlySet<string>>;
-  pdbs: readonly DisruptionBudgetView[];
+  pdbs?: PdbLimits;
   isEvictable(pod: Pod): boolean;
+  /** Pods waiting for a node (the provision function's pending set). */
+  pendingPods?: readonly Pod[];
   /** What the NodePools' claims hold now (shared/nodeclaim/usage.ts): a replacement stays within the limits. */
   nodePoolUsage?: NodePoolUsage;
+  /** Karpenter's SpotToSpotConsolidation feature gate (off by default). */
+  spotToSpot?: boolean;
 }
 
-function lastPodEvent(entry: ClusterNode): number {
+/** Upstream's EvictionCost: 1, moved by pod-deletion-cost and priority, clamped to [-10, 10]. */
+export function evictionCost(pod: Pod): number {
+  let cost = 1;
+  const deletionCost = Number(pod.metadata.annotations?.['controller.kubernetes.io/pod-deletion-cost']);
+  if (Number.isFinite(deletionCost)) cost += deletionCost / 2 ** 27;
+  if (pod.spec.priority !== undefined) cost += pod.spec.priority / 2 ** 25;
+  return Math.min(10, Math.max(-10, cost));
+}
+
+/** Upstream's LifetimeRemaining: the share of the claim's expireAfter still ahead (1 without one). */
+export function lifetimeRemaining(record: NodeClaimRecord | undefined, now: number): number {
+  const expireAfter = record?.spec.expireAfter;
+  const total = expireAfter === undefined || expireAfter === 'Never' ? undefined : parseDurationSeconds(expireAfter);
+  if (!record || total === undefined || total <= 0) return 1;
+  const age = (now - Date.parse(record.metadata.creationTimestamp)) / 1000;
+  return Math.min(1, Math.max(0, (total - age) / total));
+}
+
+/** When the last pod bound, finished or left: the record's lastPodEventTime, else its Initialized time, else the launch. */
+export function lastPodEventTime(entry: ClusterNode): number {
+  const recorded = Date.parse(entry.record?.status.lastPodEventTime ?? '');
+  if (Number.isFinite(recorded)) return recorded;
+  const initialized = entry.record?.status.conditions.find((c) => c.type === 'Initialized' && c.status === 'True');
+  const at = Date.parse(initialized?.lastTransitionTime ?? '');
+  if (Number.isFinite(at)) return at;
+  // No record: the latest of the launch and the pods' creation stands in (a pod leaving is not seen).
   const times = entry.pods.map((p) => Date.parse(p.metadata.creationTimestamp ?? '')).filter(Number.isFinite);
   return Math.max(entry.instance.launchTime ?? 0, ...times);
-}
-
-/** The PDB that forbids evicting one of the pods now, if any. */
-export function blockingBudget(pods: readonly Pod[], pdbs: readonly DisruptionBudgetView[]): string | undefined {
-  for (const pod of pods) {
-    const namespace = pod.metadata.namespace ?? 'default';
-    for (const pdb of pdbs) {
-      if (pdb.namespace !== namespace || pdb.disruptionsAllowed > 0) continue;
-      if (compileSelector(pdb.selector).matches(pod.metadata.labels ?? {})) {
-        return `pod ${podKey(pod)}: PodDisruptionBudget ${pdb.namespace}/${pdb.name} allows no disruption`;
-      }
-    }
-  }
-  return undefined;
 }
 
 function priceOf(input: ConsolidationInput, entry: ClusterNode): number | undefined {
@@ -98,31 +101,47 @@ function priceOf(input: ConsolidationInput, entry: ClusterNode): number | undefi
     ?.price;
 }
 
+type Outcome = ConsolidationCandidate | { outcome: string; unconsolidatable?: boolean };
+
 /** Why the node is no candidate, or the candidate. */
-function candidateOf(input: ConsolidationInput, entry: ClusterNode): ConsolidationCandidate | string {
+function candidateOf(input: ConsolidationInput, entry: ClusterNode): Outcome {
   const { node, instance } = entry;
-  const labels = node.metadata.labels ?? {};
   const pool = input.nodePools.find((p) => p.metadata.name === instance.nodePool);
-  if (!pool) return 'its NodePool is not in the configuration';
-  if ((pool.spec.disruption?.consolidationPolicy ?? 'WhenEmptyOrUnderutilized') !== 'WhenEmptyOrUnderutilized') {
-    return 'consolidationPolicy is not WhenEmptyOrUnderutilized';
+  if (!pool) return { outcome: 'its NodePool is not in the configuration' };
+  if (deletionTimestamp(node) || input.disrupting.get(instance.nodePool)?.has(node.metadata.name)) {
+    return { outcome: 'already disrupting' };
+  }
+  const check = checkCandidate(
+    { node, pods: entry.pods },
+    { limits: input.pdbs ?? NO_PDBS, now: input.now, disruptionClass: 'graceful' },
+  );
+  if (!check.ok) return { outcome: check.message };
+  const invalidPdb = input.pdbs?.invalid[0];
+  if (invalidPdb) return { outcome: invalidPdb };
+  const price = priceOf(input, entry);
+  if (price === undefined) {
+    return { outcome: `Instance Type "${instance.instanceType}" not found`, unconsolidatable: true };
   }
   const after = consolidateAfterMs(pool);
-  if (after === undefined) return 'consolidateAfter is Never';
-  if (deletionTimestamp(node) || input.disrupting.get(instance.nodePool)?.has(node.metadata.name))
-    return 'already disrupting';
-  if (labels[KUBE.registeredLabel] !== 'true' || labels[KUBE.initializedLabel] !== 'true') return 'not initialized';
-  if (node.metadata.annotations?.[KUBE.doNotDisruptAnnotation] === 'true')
-    return `annotated ${KUBE.doNotDisruptAnnotation}`;
-  const pods = entry.pods.filter(input.isEvictable);
-  if (pods.length === 0) return 'empty: left to emptiness';
-  const pinned = pods.find((p) => p.metadata.annotations?.[KUBE.doNotDisruptAnnotation] === 'true');
-  if (pinned) return `pod ${podKey(pinned)} is annotated ${KUBE.doNotDisruptAnnotation}`;
-  if (input.now < lastPodEvent(entry) + after) return `not consolidatable before consolidateAfter passes`;
-  const blocked = blockingBudget(pods, input.pdbs);
-  if (blocked) return blocked;
-  const price = priceOf(input, entry);
-  if (price === undefined) return `no price for ${instance.instanceType} ${instance.capacityType} in ${instance.zone}`;
+  if (after === undefined) {
+    return { outcome: `NodePool "${pool.metadata.name}" has consolidation disabled`, unconsolidatable: true };
+  }
+  const limits = input.pdbs ?? NO_PDBS;
+  const pods = entry.pods.filter((p) => input.isEvictable(p) && !stuckInPlace(p, limits, input.now));
+  if (pods.length === 0) return { outcome: 'empty: left to emptiness' };
+  if ((pool.spec.disruption?.consolidationPolicy ?? 'WhenEmptyOrUnderutilized') === 'WhenEmpty') {
+    return {
+      outcome: `NodePool "${pool.metadata.name}" has consolidation policy WhenEmpty, but node is not empty`,
+      unconsolidatable: true,
+    };
+  }
+  const last = lastPodEventTime(entry);
+  if (input.now < last + after) {
+    return {
+      outcome: `not consolidatable until ${new Date(last + after).toISOString()} (last pod event ${new Date(last).toISOString()}, consolidateAfter ${pool.spec.disruption?.consolidateAfter})`,
+    };
+  }
+  const cost = pods.reduce((sum, p) => sum + evictionCost(p), 0) * lifetimeRemaining(entry.record, input.now);
   return {
     nodeName: node.metadata.name,
     instanceId: instance.instanceId,
@@ -132,93 +151,116 @@ function candidateOf(input: ConsolidationInput, entry: ClusterNode): Consolidati
     capacityType: instance.capacityType,
     price,
     pods,
+    disruptionCost: cost,
+    capacity: candidateCapacity(input, { ...instance, nodeName: node.metadata.name }),
   };
 }
 
-function asPending(pod: Pod): Pod {
-  const { nodeName: _bound, ...spec } = pod.spec;
-  return { ...pod, spec, status: { phase: 'Pending' } };
-}
-
-function cheapest(type: InstanceType): number {
-  return Math.min(...type.offerings.filter((o) => o.available).map((o) => o.price));
-}
-
-/** Simulates moving the candidate's pods; the command, or why there is none. */
-function simulate(input: ConsolidationInput, candidate: ConsolidationCandidate): ConsolidationCommand | string {
-  const busy = new Set([...input.disrupting.values()].flatMap((s) => [...s]));
-  const landing = [...input.nodes, ...(input.otherNodes ?? [])].filter(
-    (e) => e.node.metadata.name !== candidate.nodeName && !deletionTimestamp(e.node) && !busy.has(e.node.metadata.name),
-  );
-  const existing = toExistingNodes(
-    landing.map((e) => e.node),
-    landing.flatMap((e) => e.pods),
-  ).existingNodes;
-  const usage = usageWithout(input.nodePoolUsage, candidate.nodePool, candidateCapacity(input, candidate));
-  const result = solve({
-    pods: candidate.pods.map(asPending),
-    nodePools: [...input.nodePools],
+function simulationContext(input: ConsolidationInput): SimulationContext {
+  const disrupting = new Set([...input.disrupting.values()].flatMap((s) => [...s]));
+  const all = [...input.nodes, ...(input.otherNodes ?? [])];
+  const active = all.filter((e) => !deletionTimestamp(e.node) && !disrupting.has(e.node.metadata.name));
+  const deleting = all.filter((e) => deletionTimestamp(e.node) || disrupting.has(e.node.metadata.name));
+  const limits = input.pdbs ?? NO_PDBS;
+  return {
+    nodePools: input.nodePools,
     instanceTypes: input.instanceTypes,
     daemonSets: input.daemonSets,
-    existingNodes: existing,
-    ...(usage ? { nodePoolUsage: usage } : {}),
-  });
-  if (result.unschedulable.length > 0) {
-    return `${result.unschedulable.length} pod(s) would not schedule again (${result.unschedulable[0]?.reasons[0] ?? 'no reason given'})`;
-  }
-  if (result.nodeClaims.length === 0) {
-    const elsewhere = Object.fromEntries(
-      result.existingNodes.filter((p) => p.pods.length > 0).map((p) => [p.name, p.pods.map(podKey)]),
-    );
-    return { kind: 'delete', candidate, savings: candidate.price, elsewhere };
-  }
-  if (result.nodeClaims.length > 1) return `its pods would need ${result.nodeClaims.length} new nodes`;
-  if (candidate.capacityType === 'spot')
-    return 'a spot node is only deleted, never replaced (spot-to-spot consolidation)';
-  const [claim] = result.nodeClaims;
-  if (!claim || claim.offering.price >= candidate.price) {
-    return `no cheaper replacement (cheapest ${claim?.offering.instanceType} at $${claim?.offering.price.toFixed(4)}/h vs $${candidate.price.toFixed(4)}/h)`;
-  }
-  const replacement = { ...claim, instanceTypes: claim.instanceTypes.filter((t) => cheapest(t) < candidate.price) };
-  return { kind: 'replace', candidate, replacement, savings: candidate.price - claim.offering.price };
+    landing: toExistingNodes(
+      active.map((e) => e.node),
+      active.flatMap((e) => e.pods),
+      input.nodePools,
+    ).existingNodes,
+    pendingPods: input.pendingPods ?? [],
+    deletingPods: deleting
+      .flatMap((e) => e.pods)
+      .filter((p) => input.isEvictable(p) && !stuckInPlace(p, limits, input.now)),
+    ...(input.nodePoolUsage ? { nodePoolUsage: input.nodePoolUsage } : {}),
+    spotToSpot: input.spotToSpot ?? false,
+  };
 }
 
 /**
- * The first consolidation command the budgets allow, trying candidates with the fewest pods first
- * (the cheapest to disrupt), then the most expensive; every node considered is listed with why.
+ * Upstream's firstNConsolidationOption: the largest prefix [0, mid] of the candidates (at least two)
+ * that can be deleted, or replaced by one node with instance types left after filterOutSameType.
  */
-export function planSingleNodeConsolidation(input: ConsolidationInput): ConsolidationPlan {
+function multiNode(
+  ctx: SimulationContext,
+  candidates: readonly ConsolidationCandidate[],
+): ConsolidationCommand | undefined {
+  if (candidates.length < 2) return undefined;
+  let min = 1;
+  let max = Math.min(candidates.length, MULTI_NODE_MAX_CANDIDATES);
+  if (candidates.length <= max) max = candidates.length - 1;
+  let saved: ConsolidationCommand | undefined;
+  while (min <= max) {
+    const mid = Math.floor((min + max) / 2);
+    const command = computeConsolidation(ctx, candidates.slice(0, mid + 1), 'multi');
+    if (typeof command !== 'string') {
+      saved = command;
+      min = mid + 1;
+    } else {
+      max = mid - 1;
+    }
+  }
+  return saved;
+}
+
+function describe(command: ConsolidationCommand): string {
+  const nodes = command.candidates.map((c) => c.nodeName).join(', ');
+  const what =
+    command.kind === 'delete'
+      ? `delete ${nodes}: the pods fit on other nodes`
+      : `replace ${nodes} by one ${command.replacement?.offering.instanceType} (${command.replacement?.offering.capacityType})`;
+  return `${command.method}-node consolidation: ${what}, saves $${command.savings.toFixed(4)}/h`;
+}
+
+/** Multi-node, then single-node consolidation: the first command either finds, with every node's outcome. */
+export function planConsolidation(input: ConsolidationInput): ConsolidationPlan {
   const considered: ConsolidationPlan['considered'] = [];
+  const unconsolidatable: ConsolidationPlan['unconsolidatable'] = [];
   const candidates: ConsolidationCandidate[] = [];
   for (const entry of input.nodes) {
     const outcome = candidateOf(input, entry);
-    if (typeof outcome === 'string') considered.push({ nodeName: entry.node.metadata.name, outcome });
-    else candidates.push(outcome);
+    const nodeName = entry.node.metadata.name;
+    if ('outcome' in outcome) {
+      considered.push({ nodeName, outcome: outcome.outcome });
+      if (outcome.unconsolidatable) unconsolidatable.push({ nodeName, message: outcome.outcome });
+    } else candidates.push(outcome);
   }
-  candidates.sort((a, b) => a.pods.length - b.pods.length || b.price - a.price || (a.nodeName < b.nodeName ? -1 : 1));
-  for (const candidate of candidates) {
-    const pool = input.nodePools.find((p) => p.metadata.name === candidate.nodePool);
-    if (!pool) continue;
-    const poolNodes = input.nodes.filter((n) => n.instance.nodePool === candidate.nodePool).length;
-    const limit = budgetLimit(pool, 'Underutilized', { nodes: poolNodes, now: input.now });
-    const disrupting = input.disrupting.get(candidate.nodePool)?.size ?? 0;
-    if (allowedDisruptions(limit, disrupting) === 0) {
-      considered.push({ nodeName: candidate.nodeName, outcome: budgetDecision(limit, disrupting).message });
+  // Upstream's sortCandidates: cheapest to disrupt first.
+  candidates.sort((a, b) => a.disruptionCost - b.disruptionCost || (a.nodeName < b.nodeName ? -1 : 1));
+  const counts = budgetCounts(budgetMembers(input.nodes, input.disrupting));
+  const allowed = new Map<string, number>();
+  const withinBudget: ConsolidationCandidate[] = [];
+  for (const c of candidates) {
+    const pool = input.nodePools.find((p) => p.metadata.name === c.nodePool) as NodePool;
+    const count = counts.get(c.nodePool) ?? { nodes: 0, disrupting: new Set<string>() };
+    const limit = budgetLimit(pool, 'Underutilized', { nodes: count.nodes, now: input.now });
+    if (!allowed.has(c.nodePool)) allowed.set(c.nodePool, allowedDisruptions(limit, count.disrupting.size));
+    const left = allowed.get(c.nodePool) ?? 0;
+    if (left <= 0) {
+      considered.push({ nodeName: c.nodeName, outcome: budgetDecision(limit, count.disrupting.size).message });
       continue;
     }
-    const command = simulate(input, candidate);
+    allowed.set(c.nodePool, left - 1);
+    withinBudget.push(c);
+  }
+  const ctx = simulationContext(input);
+  const multi = multiNode(ctx, withinBudget.slice(0, MULTI_NODE_MAX_CANDIDATES));
+  if (multi) {
+    for (const c of multi.candidates) considered.push({ nodeName: c.nodeName, outcome: describe(multi) });
+    return { command: multi, considered, unconsolidatable };
+  }
+  for (const candidate of withinBudget) {
+    const command = computeConsolidation(ctx, [candidate], 'single');
     if (typeof command === 'string') {
       considered.push({ nodeName: candidate.nodeName, outcome: command });
+      unconsolidatable.push({ nodeName: candidate.nodeName, message: command });
       continue;
     }
-    considered.push({
-      nodeName: candidate.nodeName,
-      outcome:
-        command.kind === 'delete'
-          ? `delete: its pods fit on other nodes, saves $${command.savings.toFixed(4)}/h`
-          : `replace by ${command.replacement.offering.instanceType}, saves $${command.savings.toFixed(4)}/h`,
-    });
-    return { command, considered };
+    considered.push({ nodeName: candidate.nodeName, outcome: describe(command) });
+    return { command, considered, unconsolidatable };
   }
-  return { considered };
+  return { considered, unconsolidatable };
 }

@@ -76,6 +76,11 @@ export interface NodeClaimStatus {
   capacity: ResourceList;
   allocatable: ResourceList;
   conditions: NodeClaimCondition[];
+  /**
+   * RFC 3339: when a pod last bound to the node, finished on it or was deleted from it (upstream's
+   * status.lastPodEventTime); consolidateAfter counts from it.
+   */
+  lastPodEventTime?: string;
 }
 
 export interface NodeClaimRecord {

@@ -9,8 +9,9 @@
 //
 // Replacements are named after the old instance, so a redelivered event re-finds them instead of
 // launching twice; a record makes the next invocation resume instead of starting again.
-// After drift and expiration, the same machine carries out at most one single-node consolidation
-// (drift-consolidation.ts): reason Underutilized, a cheaper replacement first or none at all.
+// After drift and expiration, the same machine carries out at most one consolidation command
+// (drift-consolidation.ts: multi-node, else single-node): reason Underutilized, a cheaper
+// replacement first or none at all. Each run also dates the claims' last pod events.
 
 import type { Node, Pod } from '../apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../apis/v1/types';
@@ -28,10 +29,10 @@ import { capacityFromCatalog, type NodePoolUsage, nodePoolUsage } from '../nodec
 import { noticeDaemonSetFromDaemonSet, podFromNoticeDaemonSet } from '../notice';
 import { errorMessage } from '../providers/aws-errors';
 import type { Sleep } from '../providers/clock';
-import type { DisruptionRecord, DisruptionState } from '../providers/state';
+import type { DisruptionRecord, DisruptionState, NodeClaimStore } from '../providers/state';
 import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
 import type { DrainDeps } from './drain';
-import { type ConsolidationOutcome, consolidateAfterDrift } from './drift-consolidation';
+import { type ConsolidationOutcome, consolidateAfterDrift, recordPodEvents } from './drift-consolidation';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { deletionTimestamp, podsByNode } from './objects';
 import type { ClaimLauncher, ResolvedInstanceTypes } from './provision';
@@ -84,6 +85,10 @@ export interface DriftDeps extends DrainDeps, ClaimRecordsDeps {
   state: DrainDeps['state'] & DisruptionState;
   /** Waits out consolidation's validation delay; absent, the command is re-validated at once. */
   sleep?: Sleep;
+  /** Writes lastPodEventTime onto the claim records; absent, consolidateAfter counts from initialization. */
+  claimUpdates?: Pick<NodeClaimStore, 'updateNodeClaim'>;
+  /** Karpenter's SpotToSpotConsolidation feature gate: off, as upstream's default. */
+  spotToSpotConsolidation?: boolean;
 }
 
 export interface DriftReport {
@@ -219,7 +224,7 @@ export function planFromSnapshot(deps: DriftDeps, snap: Snapshot): PlannedRun {
   return { plan, ours, disrupting: new Map([...disrupting].map(([pool, set]) => [pool, new Set(set)])) };
 }
 
-async function taint(deps: DriftDeps, name: string, on: boolean): Promise<void> {
+export async function taint(deps: DriftDeps, name: string, on: boolean): Promise<void> {
   const node = await deps.kube.getNode(name);
   if (!node) return;
   const taints = node.spec?.taints ?? [];
@@ -235,7 +240,7 @@ async function taint(deps: DriftDeps, name: string, on: boolean): Promise<void> 
  * Hands the old node to the termination path: its claim marked for deletion (the deadline is the
  * claim's own terminationGracePeriod from then), a drain record, then the Node deleted.
  */
-async function handOver(
+export async function handOver(
   deps: DriftDeps,
   snap: Pick<Snapshot, 'claims' | 'live'>,
   record: DisruptionRecord,
@@ -284,7 +289,7 @@ export function replacementsInitialized(
   return ready.size >= record.replacements.length;
 }
 
-async function finish(deps: DriftDeps, record: DisruptionRecord): Promise<void> {
+export async function finish(deps: DriftDeps, record: DisruptionRecord): Promise<void> {
   await releaseBudgetSlot(deps.state, record.nodePool, record.nodeName);
   await deps.state.deleteDisruption(record.nodeName);
 }
@@ -419,7 +424,8 @@ export async function startDisruption(
 
 /** One run: resume recorded disruptions, then start the candidates the budgets allow now. */
 export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<DriftReport> {
-  const snap = await takeSnapshot(deps);
+  const taken = await takeSnapshot(deps);
+  const snap = { ...taken, claims: await recordPodEvents(deps, taken) };
   const report: DriftReport = {
     trigger: trigger.kind,
     candidates: 0,
@@ -454,7 +460,7 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
       report.abandoned.push({ node: name, why: errorMessage(error) });
     }
   }
-  // Karpenter's order: drift and expiration first, then at most one single-node consolidation.
+  // Karpenter's order: drift and expiration first, then at most one consolidation command.
   report.consolidation = await consolidateAfterDrift(deps, snap, report);
   return report;
 }

@@ -150,47 +150,78 @@ describe('karpless disruption: the consolidation it would consider', () => {
     capacityType: 'on-demand',
     price: 0.192,
     pods: [],
+    disruptionCost: 1,
+    capacity: {},
   };
   const considered = [
     { nodeName: 'ip-10-0-1-5', outcome: 'replace by m5.large' },
     { nodeName: 'ip-10-0-1-6', outcome: 'a PodDisruptionBudget allows no eviction: default/web' },
   ];
 
-  it('names the node, the cheaper replacement and the saving, and why others stay', () => {
+  it('names the nodes, the cheaper replacement pinned to spot and the saving, and why others stay', () => {
     const replacement = {
-      offering: { instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'on-demand', price: 0.096 },
+      offering: { instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'spot', price: 0.04 },
+      requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['spot'] }],
     };
     const json = consolidationToJSON({
       plan: {
-        command: { kind: 'replace', candidate, replacement: replacement as never, savings: 0.096 },
+        command: {
+          kind: 'replace',
+          method: 'single',
+          candidates: [candidate],
+          replacement: replacement as never,
+          savings: 0.152,
+          elsewhere: {},
+        },
         considered,
+        unconsolidatable: [{ nodeName: 'ip-10-0-1-6', message: "Can't replace with a cheaper node" }],
       },
     });
     expect(json.command).toEqual({
       kind: 'replace',
-      node: 'ip-10-0-1-5',
-      nodePool: 'general',
-      instanceType: 'm5.xlarge',
-      price: 0.192,
-      savingsPerHour: 0.096,
-      replacement: { instanceType: 'm5.large', zone: 'us-west-2a', capacityType: 'on-demand', price: 0.096 },
+      method: 'single',
+      nodes: [
+        {
+          node: 'ip-10-0-1-5',
+          nodePool: 'general',
+          instanceType: 'm5.xlarge',
+          capacityType: 'on-demand',
+          price: 0.192,
+        },
+      ],
+      savingsPerHour: 0.152,
+      replacement: {
+        instanceType: 'm5.large',
+        zone: 'us-west-2a',
+        capacityType: 'spot',
+        capacityTypes: ['spot'],
+        price: 0.04,
+      },
     });
+    expect(json.unconsolidatable).toEqual([{ node: 'ip-10-0-1-6', message: "Can't replace with a cheaper node" }]);
     expect(formatConsolidation(json).split('\n')).toEqual([
-      'CONSOLIDATION  would replace ip-10-0-1-5 (NodePool general, m5.xlarge, $0.1920/hour) by m5.large on-demand in us-west-2a ($0.0960/hour): saves $0.0960/hour',
+      'CONSOLIDATION  single-node: would replace ip-10-0-1-5 (NodePool general, m5.xlarge on-demand, $0.1920/hour) by m5.large spot in us-west-2a ($0.0400/hour, capacity types spot): saves $0.1520/hour',
       '    ip-10-0-1-6: a PodDisruptionBudget allows no eviction: default/web',
       '',
     ]);
   });
 
-  it('shows where the pods of a deleted node would go', () => {
+  it('shows where the pods of deleted nodes would go', () => {
     const json = consolidationToJSON({
       plan: {
-        command: { kind: 'delete', candidate, savings: 0.192, elsewhere: { 'ip-10-0-1-7': ['default/api-1'] } },
+        command: {
+          kind: 'delete',
+          method: 'multi',
+          candidates: [candidate, { ...candidate, nodeName: 'ip-10-0-1-8' }],
+          savings: 0.384,
+          elsewhere: { 'ip-10-0-1-7': ['default/api-1'] },
+        },
         considered: [],
+        unconsolidatable: [],
       },
     });
     expect(formatConsolidation(json)).toBe(
-      'CONSOLIDATION  would delete ip-10-0-1-5 (NodePool general, m5.xlarge): its pods fit on other nodes, saves $0.1920/hour\n    → ip-10-0-1-7: default/api-1\n',
+      'CONSOLIDATION  multi-node: would delete ip-10-0-1-5 (NodePool general, m5.xlarge on-demand, $0.1920/hour), ip-10-0-1-8 (NodePool general, m5.xlarge on-demand, $0.1920/hour): their pods fit on other nodes, saves $0.3840/hour\n    → ip-10-0-1-7: default/api-1\n',
     );
   });
 
@@ -198,7 +229,7 @@ describe('karpless disruption: the consolidation it would consider', () => {
     expect(
       formatConsolidation(consolidationToJSON({ skipped: 'a drift or expiration would act first in this run' })),
     ).toBe('CONSOLIDATION  not considered: a drift or expiration would act first in this run\n');
-    expect(formatConsolidation(consolidationToJSON({ plan: { considered: [] } }))).toBe(
+    expect(formatConsolidation(consolidationToJSON({ plan: { considered: [], unconsolidatable: [] } }))).toBe(
       'CONSOLIDATION  no node would be consolidated now.\n',
     );
   });

@@ -2,11 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../shared/apis/core/v1';
 import type { Budget, NodePool } from '../../shared/apis/v1/types';
 import { KUBE } from '../../shared/contracts';
-import {
-  type ConsolidationInput,
-  type DisruptionBudgetView,
-  planSingleNodeConsolidation,
-} from '../../shared/disruption/consolidation';
+import { pdbLimits } from '../../shared/disruption/candidates';
+import { type ConsolidationInput, evictionCost, planConsolidation } from '../../shared/disruption/consolidation';
 import type { ClusterNode } from '../../shared/disruption/plan';
 import { isEvictable } from '../../shared/kube/client';
 import { instanceType } from '../scheduling/helpers';
@@ -81,41 +78,44 @@ function input(nodes: ClusterNode[], p = pool(), extra: Partial<ConsolidationInp
     instanceTypes: { general: [large, xlarge] },
     daemonSets: [],
     disrupting: new Map(),
-    pdbs: [],
     isEvictable,
     ...extra,
   };
 }
 
-describe('planSingleNodeConsolidation', () => {
-  it('replaces an on-demand node by the same shape on spot when that is cheaper', () => {
-    const plan = planSingleNodeConsolidation(
+// Translated from upstream pkg/controllers/disruption/consolidation_test.go, singlenodeconsolidation.go
+// and multinodeconsolidation.go behaviour (names carry the upstream file).
+describe('planConsolidation', () => {
+  it('consolidation_test.go: can replace an on-demand node with a spot node, pinned to spot', () => {
+    const plan = planConsolidation(
       input([clusterNode('a', 'm5.large', [web('w1', '1500m')])], pool(), { instanceTypes: { general: spotTypes } }),
     );
-    expect(plan.command).toMatchObject({ kind: 'replace', replacement: { offering: { capacityType: 'spot' } } });
+    expect(plan.command).toMatchObject({
+      kind: 'replace',
+      method: 'single',
+      replacement: { offering: { capacityType: 'spot' } },
+    });
+    // Upstream adds capacity-type In [spot]: a spot shortage fails the launch instead of buying on-demand.
+    expect(plan.command?.replacement?.requirements).toContainEqual({
+      key: 'karpenter.sh/capacity-type',
+      operator: 'In',
+      values: ['spot'],
+    });
   });
 
   it('replaces within the NodePool limits, counting the candidate out (Karpenter marks it for deletion first)', () => {
-    // Prepare: cpu limit 4, held entirely by the oversized node itself.
     const limited = pool();
     limited.spec.limits = { cpu: '4' };
     const nodes = [clusterNode('big', 'm5.xlarge', [web('w1', '1'), web('w2', '500m')])];
-    // Act
-    const plan = planSingleNodeConsolidation(
-      input(nodes, limited, { nodePoolUsage: { general: { cpu: 4000, nodes: 1 } } }),
-    );
-    // Assess: its own 4 vCPU are free for the 2-vCPU replacement.
+    const plan = planConsolidation(input(nodes, limited, { nodePoolUsage: { general: { cpu: 4000, nodes: 1 } } }));
     expect(plan.command).toMatchObject({ kind: 'replace', replacement: { offering: { instanceType: 'm5.large' } } });
   });
 
   it('does not replace when the replacement would pass the NodePool limits', () => {
-    // Prepare: cpu limit 4; beside the candidate's 4 vCPU, another claim (launching) holds 3.
     const limited = pool();
     limited.spec.limits = { cpu: '4' };
     const nodes = [clusterNode('big', 'm5.xlarge', [web('w1', '1'), web('w2', '500m')])];
-    const plan = planSingleNodeConsolidation(
-      input(nodes, limited, { nodePoolUsage: { general: { cpu: 7000, nodes: 2 } } }),
-    );
+    const plan = planConsolidation(input(nodes, limited, { nodePoolUsage: { general: { cpu: 7000, nodes: 2 } } }));
     expect(plan.command).toBeUndefined();
     expect(plan.considered).toEqual([
       {
@@ -125,90 +125,151 @@ describe('planSingleNodeConsolidation', () => {
     ]);
   });
 
-  it('deletes a node whose pods fit on another node, saving its whole price', () => {
-    // Prepare: two half-used large nodes
+  it('consolidation_test.go: can delete nodes whose pods fit on another node, saving the whole price', () => {
     const nodes = [clusterNode('a', 'm5.large', [web('w1', '500m')]), clusterNode('b', 'm5.large', [web('w2', '1')])];
-    // Act
-    const plan = planSingleNodeConsolidation(input(nodes));
-    // Assess: the node with fewer pods goes first (both have one: the tie goes by name)
-    expect(plan.command).toMatchObject({ kind: 'delete', candidate: { nodeName: 'a' }, savings: 0.096 });
-    expect(plan.command?.kind === 'delete' && plan.command.elsewhere).toEqual({ b: ['default/w1'] });
+    const plan = planConsolidation(input(nodes));
+    expect(plan.command).toMatchObject({ kind: 'delete', method: 'single', savings: 0.096 });
+    expect(plan.command?.candidates.map((c) => c.nodeName)).toEqual(['a']);
+    expect(plan.command?.elsewhere).toEqual({ b: ['default/w1'] });
   });
 
-  it('replaces an oversized node by one cheaper node when its pods fit nowhere else', () => {
-    const plan = planSingleNodeConsolidation(
-      input([clusterNode('big', 'm5.xlarge', [web('w1', '1'), web('w2', '500m')])]),
-    );
+  it('consolidation_test.go: can replace node with a smaller node', () => {
+    const plan = planConsolidation(input([clusterNode('big', 'm5.xlarge', [web('w1', '1'), web('w2', '500m')])]));
     expect(plan.command?.kind).toBe('replace');
-    if (plan.command?.kind !== 'replace') return;
-    expect(plan.command.replacement.offering.instanceType).toBe('m5.large');
-    expect(plan.command.replacement.instanceTypes.map((t) => t.name)).toEqual(['m5.large']);
-    expect(plan.command.savings).toBeCloseTo(0.096);
+    expect(plan.command?.replacement?.offering.instanceType).toBe('m5.large');
+    expect(plan.command?.replacement?.instanceTypes.map((t) => t.name)).toEqual(['m5.large']);
+    expect(plan.command?.savings).toBeCloseTo(0.096);
   });
 
-  it('keeps a node that is already the cheapest shape for its pods', () => {
-    const plan = planSingleNodeConsolidation(input([clusterNode('a', 'm5.large', [web('w1', '1500m')])]));
+  it("consolidation_test.go: won't replace a node that is already the cheapest shape for its pods (Unconsolidatable)", () => {
+    const plan = planConsolidation(input([clusterNode('a', 'm5.large', [web('w1', '1500m')])]));
     expect(plan.command).toBeUndefined();
-    expect(plan.considered[0]?.outcome).toMatch(/no cheaper replacement/);
+    expect(plan.unconsolidatable).toEqual([{ nodeName: 'a', message: "Can't replace with a cheaper node" }]);
   });
 
-  it('never replaces a spot node (only deletes one)', () => {
-    const plan = planSingleNodeConsolidation(
+  it('consolidation_test.go: spot-to-spot consolidation is off by default', () => {
+    const plan = planConsolidation(
       input([clusterNode('s', 'm5.xlarge', [web('w1', '1')], { capacityType: 'spot' })], pool(), {
         instanceTypes: { general: spotTypes },
       }),
     );
     expect(plan.command).toBeUndefined();
-    expect(plan.considered[0]?.outcome).toMatch(/spot node is only deleted/);
+    expect(plan.considered[0]?.outcome).toBe(
+      "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node",
+    );
   });
 
-  it('leaves nodes whose pods a PodDisruptionBudget protects, or that are annotated do-not-disrupt', () => {
-    const pdb: DisruptionBudgetView = {
-      namespace: 'default',
-      name: 'web',
-      selector: { matchLabels: { app: 'web' } },
-      disruptionsAllowed: 0,
+  it('consolidation_test.go: spot-to-spot single-node consolidation needs 15 cheaper instance types, and launches from the cheapest 15', () => {
+    const many = Array.from({ length: 18 }, (_, i) =>
+      instanceType(`c${i}.large`, { cpu: 2, memoryGiB: 8, price: 0.05 + i * 0.001, capacityTypes: ['spot'] }),
+    );
+    const dear = instanceType('m5.2xlarge', { cpu: 8, memoryGiB: 32, price: 0.5, capacityTypes: ['spot'] });
+    const spotNode = () => {
+      const n = clusterNode('s', 'm5.xlarge', [web('w1', '1')], { capacityType: 'spot' });
+      return { ...n, instance: { ...n.instance, instanceType: 'm5.2xlarge' } };
     };
+    const few = planConsolidation(
+      input([spotNode()], pool(), { instanceTypes: { general: [...many.slice(0, 5), dear] }, spotToSpot: true }),
+    );
+    expect(few.command).toBeUndefined();
+    expect(few.considered[0]?.outcome).toBe(
+      'SpotToSpotConsolidation requires 15 cheaper instance type options than the current candidate to consolidate, got 5',
+    );
+    const enough = planConsolidation(
+      input([spotNode()], pool(), { instanceTypes: { general: [...many, dear] }, spotToSpot: true }),
+    );
+    expect(enough.command?.replacement?.instanceTypes.map((t) => t.name)).toEqual(many.slice(0, 15).map((t) => t.name));
+  });
+
+  it('consolidation_test.go: minValues not met by the cheaper types makes the node Unconsolidatable before acting', () => {
+    const strict = pool();
+    strict.spec.template.spec.requirements = [
+      { key: 'node.kubernetes.io/instance-type', operator: 'Exists', minValues: 2 },
+    ];
+    const plan = planConsolidation(
+      input([clusterNode('big', 'm5.xlarge', [web('w1', '1'), web('w2', '500m')])], strict),
+    );
+    expect(plan.command).toBeUndefined();
+    expect(plan.unconsolidatable[0]?.message).toMatch(/do not meet the NodePool's minValues/);
+  });
+
+  it('types.go NewCandidate: leaves nodes whose pods a PDB protects, or that are annotated do-not-disrupt', () => {
+    const limits = pdbLimits([
+      {
+        metadata: { name: 'web', namespace: 'default' },
+        spec: { selector: { matchLabels: { app: 'web' } } },
+        status: { disruptionsAllowed: 0 },
+      },
+    ]);
     const nodes = [
       clusterNode('a', 'm5.large', [web('w1', '500m')]),
-      clusterNode('b', 'm5.large', [web('w2', '500m', { annotations: { [KUBE.doNotDisruptAnnotation]: 'true' } })]),
       clusterNode('c', 'm5.large', [], { annotations: { [KUBE.doNotDisruptAnnotation]: 'true' } }),
     ];
-    const plan = planSingleNodeConsolidation(input(nodes, pool(), { pdbs: [pdb] }));
+    const plan = planConsolidation(input(nodes, pool(), { pdbs: limits }));
     expect(plan.command).toBeUndefined();
     expect(Object.fromEntries(plan.considered.map((c) => [c.nodeName, c.outcome]))).toEqual({
-      a: 'pod default/w1: PodDisruptionBudget default/web allows no disruption',
-      b: 'pod default/w2 is annotated karpenter.sh/do-not-disrupt',
-      c: 'annotated karpenter.sh/do-not-disrupt',
+      a: 'PodDisruptionBudget default/web prevents evicting pod default/w1',
+      c: 'disruption is blocked through the "karpenter.sh/do-not-disrupt" annotation on the node',
     });
   });
 
-  it('waits for consolidateAfter after the last pod arrived, and leaves WhenEmpty pools to emptiness', () => {
-    const recent = web('w1', '500m');
-    recent.metadata.creationTimestamp = new Date(NOW - 10_000).toISOString();
-    const nodes = [clusterNode('a', 'm5.large', [recent]), clusterNode('b', 'm5.large', [web('w2', '500m')])];
-    const waiting = planSingleNodeConsolidation(input(nodes));
-    expect(waiting.command?.candidate.nodeName).toBe('b');
-    expect(waiting.considered.find((c) => c.nodeName === 'a')?.outcome).toMatch(/not consolidatable/);
-    const whenEmpty = planSingleNodeConsolidation(input(nodes, pool({ consolidationPolicy: 'WhenEmpty' })));
-    expect(whenEmpty.command).toBeUndefined();
+  it('consolidation_test.go: waits for consolidateAfter after the last pod event recorded on the claim', () => {
+    const a = clusterNode('a', 'm5.large', [web('w1', '500m')]);
+    const record = {
+      metadata: {
+        name: 'general-a',
+        labels: {},
+        annotations: {},
+        creationTimestamp: new Date(NOW - HOUR).toISOString(),
+      },
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        requirements: [],
+        resources: { requests: {} },
+        taints: [],
+        startupTaints: [],
+        expireAfter: 'Never',
+      },
+      status: {
+        capacity: {},
+        allocatable: {},
+        conditions: [],
+        // A pod was deleted from the node a minute ago.
+        lastPodEventTime: new Date(NOW - 60_000).toISOString(),
+      },
+    };
+    const nodes = [{ ...a, record }, clusterNode('b', 'm5.large', [web('w2', '500m')])];
+    const plan = planConsolidation(input(nodes, pool({ consolidateAfter: '30m' })));
+    expect(plan.command?.candidates.map((c) => c.nodeName)).toEqual(['b']);
+    expect(plan.considered.find((c) => c.nodeName === 'a')?.outcome).toMatch(/^not consolidatable until/);
   });
 
-  it('respects the Underutilized budget, counting nodes already disrupting', () => {
+  it('consolidation_test.go: a WhenEmpty pool never consolidates a node with pods (Unconsolidatable)', () => {
     const nodes = [
       clusterNode('a', 'm5.large', [web('w1', '500m')]),
       clusterNode('b', 'm5.large', [web('w2', '500m')]),
     ];
-    const plan = planSingleNodeConsolidation(
-      input(nodes, pool({}, [{ nodes: '1' }]), { disrupting: new Map([['general', new Set(['x'])]]) }),
-    );
+    const whenEmpty = planConsolidation(input(nodes, pool({ consolidationPolicy: 'WhenEmpty' })));
+    expect(whenEmpty.command).toBeUndefined();
+    expect(whenEmpty.unconsolidatable.map((u) => u.nodeName)).toEqual(['a', 'b']);
+  });
+
+  it('helpers.go BuildDisruptionBudgetMapping: respects the Underutilized budget, counting nodes being deleted', () => {
+    const going = clusterNode('x', 'm5.large', []);
+    (going.node.metadata as { deletionTimestamp?: string }).deletionTimestamp = new Date(NOW).toISOString();
+    const nodes = [
+      clusterNode('a', 'm5.large', [web('w1', '500m')]),
+      clusterNode('b', 'm5.large', [web('w2', '500m')]),
+      going,
+    ];
+    const plan = planConsolidation(input(nodes, pool({}, [{ nodes: '1' }])));
     expect(plan.command).toBeUndefined();
-    expect(plan.considered.map((c) => c.outcome)).toEqual([
+    expect(plan.considered.filter((c) => c.nodeName !== 'x').map((c) => c.outcome)).toEqual([
       expect.stringMatching(/blocks/),
       expect.stringMatching(/blocks/),
     ]);
-    const drifting = planSingleNodeConsolidation(input(nodes, pool({}, [{ nodes: '0', reasons: ['Underutilized'] }])));
-    expect(drifting.command).toBeUndefined();
+    const zero = planConsolidation(input(nodes.slice(0, 2), pool({}, [{ nodes: '0', reasons: ['Underutilized'] }])));
+    expect(zero.command).toBeUndefined();
   });
 
   it('does not move pods onto a node that is disrupting', () => {
@@ -216,10 +277,51 @@ describe('planSingleNodeConsolidation', () => {
       clusterNode('a', 'm5.large', [web('w1', '1500m')]),
       clusterNode('b', 'm5.large', [web('w2', '500m')]),
     ];
-    const plan = planSingleNodeConsolidation(
+    const plan = planConsolidation(
       input(nodes, pool({}, [{ nodes: '2' }]), { disrupting: new Map([['general', new Set(['a'])]]) }),
     );
-    // b's pod could only go to a, which is going away; a replacement would cost the same.
     expect(plan.command).toBeUndefined();
+  });
+
+  it('multinodeconsolidation.go: four m5.large with one 1200m pod each become one command', () => {
+    const nodes = ['a', 'b', 'c', 'd'].map((n) => clusterNode(n, 'm5.large', [web(`${n}1`, '1200m')]));
+    const plan = planConsolidation(
+      input(nodes, pool({}, [{ nodes: '100%' }]), {
+        instanceTypes: {
+          general: [large, xlarge, instanceType('m5.2xlarge', { cpu: 8, memoryGiB: 32, price: 0.384 })],
+        },
+      }),
+    );
+    // Upstream's binary search: all four (4.8 vCPU) would need an m5.2xlarge at the same $0.384/h, so
+    // the largest prefix is three nodes (3.6 vCPU) onto one m5.xlarge at $0.192/h instead of $0.288/h.
+    expect(plan.command).toMatchObject({ kind: 'replace', method: 'multi' });
+    expect(plan.command?.candidates.map((c) => c.nodeName)).toEqual(['a', 'b', 'c']);
+    expect(plan.command?.replacement?.offering.instanceType).toBe('m5.xlarge');
+    expect(plan.command?.savings).toBeCloseTo(0.096);
+  });
+
+  it('multinodeconsolidation.go: takes the largest prefix that can go, in disruption-cost order', () => {
+    // Three nodes with a small pod each and one full node: the three small pods fit on the full node's neighbours.
+    const nodes = [
+      clusterNode('a', 'm5.large', [web('a1', '300m')]),
+      clusterNode('b', 'm5.large', [web('b1', '300m')]),
+      clusterNode('c', 'm5.large', [web('c1', '300m')]),
+    ];
+    const plan = planConsolidation(input(nodes, pool({}, [{ nodes: '100%' }])));
+    expect(plan.command).toMatchObject({ kind: 'delete', method: 'multi' });
+    expect(plan.command?.candidates.map((c) => c.nodeName)).toEqual(['a', 'b']);
+  });
+
+  it('disruption.go EvictionCost: priority and pod-deletion-cost order candidates', () => {
+    const important = web('i1', '300m');
+    important.spec.priority = 1_000_000_000;
+    const cheap = web('c1', '300m', { annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-2147483647' } });
+    // 1 + 1e9 / 2^25 ≈ 30.8, clamped to 10.
+    expect(evictionCost(important)).toBe(10);
+    // 1 - 2147483647 / 2^27 ≈ -15, clamped to -10.
+    expect(evictionCost(cheap)).toBe(-10);
+    const nodes = [clusterNode('a', 'm5.large', [important]), clusterNode('b', 'm5.large', [cheap])];
+    const plan = planConsolidation(input(nodes));
+    expect(plan.command?.candidates.map((c) => c.nodeName)).toEqual(['b']);
   });
 });

@@ -139,14 +139,14 @@ beforeEach(() => {
 });
 
 describe('consolidation in the drift run', () => {
-  it('replaces an underutilized node by a cheaper one, and drains it only after the replacement registered', async () => {
+  it('replaces an underutilized node by a cheaper one, and drains it only after the replacement is Initialized', async () => {
     const p = pool();
     addNode(p, 'big', 'i-0b16', 'm5.xlarge', [web('w1', 'big')]);
 
     const first = await runDrift(deps(p), schedule);
     expect(first.consolidation).toMatchObject({
       started: true,
-      command: { kind: 'replace', node: 'big', replacement: 'm5.large' },
+      command: { kind: 'replace', method: 'single', nodes: ['big'], replacement: 'm5.large' },
     });
     expect(first.started).toMatchObject([{ node: 'big', reason: 'Underutilized' }]);
     expect(slept).toEqual([CONSOLIDATION_VALIDATION_DELAY_MS]);
@@ -214,7 +214,7 @@ describe('consolidation in the drift run', () => {
     expect(report.consolidation?.command).toBeUndefined();
     expect(report.consolidation?.considered).toEqual(
       expect.arrayContaining([
-        { nodeName: 'a', outcome: expect.stringContaining('PodDisruptionBudget default/web allows no disruption') },
+        { nodeName: 'a', outcome: 'PodDisruptionBudget default/web prevents evicting pod default/a1' },
         { nodeName: 'b', outcome: expect.stringContaining(KUBE.doNotDisruptAnnotation) },
       ]),
     );
@@ -247,7 +247,7 @@ describe('consolidation in the drift run', () => {
     const report = await runDrift(deps(p), schedule);
     expect(report.consolidation).toMatchObject({
       started: false,
-      command: { kind: 'replace', node: 'big' },
+      command: { kind: 'replace', nodes: ['big'] },
       dropped: expect.stringContaining('no longer a candidate'),
     });
     expect(launched).toEqual([]);

@@ -86,6 +86,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     state: runtime.state,
     nodeClaims: runtime.state,
     records: runtime.state,
+    claimUpdates: runtime.state,
     isEvictable,
     clock,
     // Consolidation's validation delay (Karpenter's 15 s) is waited out inside the run.

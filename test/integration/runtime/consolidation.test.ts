@@ -278,7 +278,7 @@ describe('consolidation by the drift function on moto and the fake API server', 
     for (let i = 0; i < 3; i++) await s.launchNode('m5.large', '500m');
     const first = await s.drift();
     expect(first.consolidation).toMatchObject({ started: true, command: { kind: 'delete' } });
-    expect(first.draining).toEqual([first.consolidation?.command?.node]);
+    expect(first.draining).toEqual(first.consolidation?.command?.nodes);
     expect(s.deleting()).toEqual(first.draining);
     expect(await s.running()).toHaveLength(3);
 
