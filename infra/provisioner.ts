@@ -75,11 +75,12 @@ export interface ProvisionerProps {
   readonly watcherInterval?: Duration;
   /**
    * How often the drift function re-resolves every EC2NodeClass (AMIs, subnets, security groups)
-   * and moves drifted and expired nodes through their budgeted replacement, then consolidates at
-   * most one underutilized node (replacement first, or none when its pods fit elsewhere). An `EC2
-   * AMI State Change` event of the account also starts a run; AWS's own AMI releases raise no
-   * event, so this schedule is what notices them.
-   * @default Duration.minutes(5)
+   * and moves drifted and expired nodes through their budgeted replacement, then looks for one
+   * consolidation command (multi-node, else single-node; replacement first, or none when the pods
+   * fit elsewhere), re-validated 15 s later. An `EC2 AMI State Change` event of the account also
+   * starts a run; AWS's own AMI releases raise no event, so this schedule is what notices them.
+   * Once a minute keeps a pool converging about as fast as Karpenter's disruption loop.
+   * @default Duration.minutes(1)
    */
   readonly driftInterval?: Duration;
   /**
@@ -267,7 +268,7 @@ export class Provisioner extends Construct {
       ...(props.noticeProducers ?? []),
     ]);
     this.wireEvents(props.watcherInterval ?? Duration.minutes(1));
-    this.wireDrift(props.driftInterval ?? Duration.minutes(5));
+    this.wireDrift(props.driftInterval ?? Duration.minutes(1));
     this.wireGc(props.gcInterval ?? Duration.minutes(2));
     this.createAccessEntries(clusterName, props.nodeAccessEntries ?? true, props.nodeRole !== undefined);
     this.uninstallOnDestroy(clusterName);

@@ -132,13 +132,16 @@ describe('Provisioner: queues and rules', () => {
     expect(permissions.map((p) => p.Properties.Principal)).toEqual(['events.amazonaws.com', 'events.amazonaws.com']);
   });
 
-  it('checks drift every 5 minutes by default, one run at a time', () => {
+  it('decides drift and consolidation every minute by default (as often as Karpenter converges), one run at a time', () => {
     const template = exampleTemplate();
-    template.hasResourceProperties('AWS::Events::Rule', { ScheduleExpression: 'rate(5 minutes)' });
-    const drift = Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) =>
+    const drift = Object.values(template.findResources('AWS::Events::Rule')).find(
+      (r) => r.Properties.ScheduleExpression && JSON.stringify(r.Properties.Targets).includes('ProvisionerDrift'),
+    );
+    expect(drift?.Properties.ScheduleExpression).toBe('rate(1 minute)');
+    const driftFunction = Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) =>
       id.startsWith('ProvisionerDrift'),
     );
-    expect(drift?.[1].Properties.ReservedConcurrentExecutions).toBe(1);
+    expect(driftFunction?.[1].Properties.ReservedConcurrentExecutions).toBe(1);
   });
 
   it('fails synth when the interruption timeout could not reach the DLQ within the retention', async () => {
