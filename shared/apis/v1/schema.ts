@@ -14,7 +14,22 @@ export interface FieldIssue {
 }
 
 export type JsonObject = Record<string, unknown>;
-export type Rule<T> = (value: T, path: string) => FieldIssue[];
+export type Rule<T> = ((value: T, path: string) => FieldIssue[]) & {
+  /** The same rule as the CRD's CEL expression, where one exists (x-kubernetes-validations). */
+  cel?: CelRule;
+};
+
+export interface CelRule {
+  rule: string;
+  message: string;
+  /** A field path relative to the object the rule sits on (`.weight`), where the API server reports it. */
+  fieldPath?: string;
+}
+
+/** Marks a rule with its CEL equivalent, so the generated CRD enforces what the validator does. */
+export function cel<T>(check: Rule<T>, expression: CelRule): Rule<T> {
+  return Object.assign((value: T, path: string) => check(value, path), { cel: expression });
+}
 
 interface WithRules<T> {
   rules?: readonly Rule<T>[];

@@ -867,3 +867,10 @@ export const V1_VALIDATORS: Readonly<Record<string, { apiVersion: string; valida
   NodeClaim: { apiVersion: NODECLAIM_API_VERSION, validate: validateNodeClaim },
   EC2NodeClass: { apiVersion: NODECLASS_API_VERSION, validate: validateEC2NodeClass },
 };
+
+/** The schema tables themselves, for the CRDs generated from them (crds.ts). */
+export const V1_SCHEMAS: Readonly<Record<'NodePool' | 'NodeClaim' | 'EC2NodeClass', ObjectSchema>> = {
+  NodePool: nodePoolSchema,
+  NodeClaim: nodeClaimSchema,
+  EC2NodeClass: ec2NodeClassSchema,
+};
