@@ -17,10 +17,13 @@ import type {
   StorageClass,
   Workload,
 } from '../../../shared/apis/core/v1';
+import { discovery } from './discovery';
 import { FakeKubelet } from './kubelet';
 import { evictionRefusal, failure, type PodDisruptionBudget, REASON_BY_CODE, type StatusBody } from './policy';
+import type { CustomResourceDefinition } from './resources';
 import { FakeApiRoutes } from './routes';
 import { Store, type StoredObject } from './store';
+import { toTable, wantsTable } from './tables';
 
 export type { PodDisruptionBudget } from './policy';
 
@@ -137,6 +140,27 @@ export class FakeApiServer {
   }
 
   // --- programmatic API -------------------------------------------------------------------
+
+  /** Installs CRDs as `kubectl apply -f infra/kubernetes/crds/` would: their resources are served from now on. */
+  installCustomResources(crds: readonly CustomResourceDefinition[]): void {
+    for (const crd of crds) {
+      this.store.registry.install(crd);
+      this.store.put('customresourcedefinitions', structuredClone(crd) as unknown as StoredObject);
+    }
+  }
+
+  /** Puts any served object (a NodePool, an Event…) as a client's create or update would. */
+  putObject(resource: string, object: { metadata: { name: string; namespace?: string } }): StoredObject {
+    return this.store.put(resource, structuredClone(object) as StoredObject);
+  }
+
+  getObject(resource: string, name: string, namespace?: string): StoredObject | undefined {
+    return this.store.get(resource, namespace ? `${namespace}/${name}` : name);
+  }
+
+  listObjects(resource: string): StoredObject[] {
+    return this.store.registry.get(resource) ? this.store.list(resource) : [];
+  }
 
   addPod(pod: Pod): Pod {
     const object = structuredClone(pod) as unknown as StoredObject;
@@ -394,9 +418,22 @@ export class FakeApiServer {
       return respond(res, 401, failure(401, 'Unauthorized', 'Unauthorized'));
     }
     try {
+      const document =
+        record.method === 'GET'
+          ? discovery(url.pathname, this.store.registry, req.headers.host ?? '127.0.0.1')
+          : undefined;
+      if (document !== undefined) {
+        record.status = 200;
+        return respond(res, 200, document);
+      }
       const answer = this.routes.route(record.method, url, record.body, record.contentType, res);
       record.status = answer.status;
-      if (answer.body !== undefined) respond(res, answer.status, answer.body);
+      if (answer.body === undefined) return;
+      const table =
+        answer.status === 200 && wantsTable(req.headers.accept)
+          ? toTable(answer.body, this.store.registry, this.now(), url.searchParams.get('includeObject'))
+          : undefined;
+      respond(res, answer.status, table ?? answer.body);
     } catch (error) {
       // A bug in the fake must fail the request that hit it, not the whole test process.
       record.status = 500;

@@ -13,6 +13,7 @@ import {
   type StatusBody,
   success,
 } from './policy';
+import type { ResourceRegistry } from './resources';
 import { fieldSelector, labelSelector, type Matcher, SelectorError } from './selectors';
 import {
   type Change,
@@ -23,6 +24,7 @@ import {
   type Store,
   type StoredObject,
 } from './store';
+import { ObjectWrites } from './writes';
 
 export interface Answer {
   status: number;
@@ -49,28 +51,20 @@ const TAINT_EFFECTS = new Set(['NoSchedule', 'PreferNoSchedule', 'NoExecute']);
 const MAX_SNAPSHOTS = 100;
 const DEFAULT_WATCH_TIMEOUT_SECONDS = 1800;
 
-/** Collections a client may POST to: VolumeAttachments (as the attach/detach controller) and Events. */
-const CREATABLE = new Set<Resource>(['volumeattachments', 'events']);
-
-/** Resources without a namespace: a path that puts one in front of them names nothing. */
-const CLUSTER_SCOPED = new Set<Resource>(['nodes', 'persistentvolumes', 'storageclasses', 'volumeattachments']);
-
 /**
- * /api/v1/[namespaces/NS/](pods|persistentvolumeclaims)[/NAME[/SUB]], /api/v1/(nodes|persistentvolumes)[/NAME],
- * /apis/apps/v1/[namespaces/NS/]daemonsets, /apis/storage.k8s.io/v1/(storageclasses|volumeattachments)[/NAME]
+ * /api/v1/[namespaces/NS/]RESOURCE[/NAME[/SUB]] and /apis/GROUP/VERSION/[namespaces/NS/]RESOURCE[/NAME[/SUB]],
+ * for the resources the registry serves; a namespace in front of a cluster-scoped resource names nothing.
  */
-export function parseTarget(pathname: string): Target | undefined {
-  const core =
-    /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(pods|nodes|persistentvolumeclaims|persistentvolumes|events)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(
+export function parseTarget(pathname: string, registry: ResourceRegistry): Target | undefined {
+  const match =
+    /^\/(?:api\/(v1)|apis\/([^/]+)\/([^/]+))\/(?:namespaces\/([^/]+)\/)?([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(
       pathname,
     );
-  const apps = /^\/apis\/apps\/v1\/(?:namespaces\/([^/]+)\/)?(daemonsets)(?:\/([^/]+))?$/.exec(pathname);
-  const storage = /^\/apis\/storage\.k8s\.io\/v1\/()(storageclasses|volumeattachments)(?:\/([^/]+))?$/.exec(pathname);
-  const match = core ?? apps ?? storage;
   if (!match) return undefined;
-  const [, namespace, resource, name, subresource] = match;
-  if (CLUSTER_SCOPED.has(resource as Resource) && namespace) return undefined;
-  const target: Target = { resource: resource as Resource };
+  const [, coreVersion, group = '', groupVersion, namespace, resource = '', name, subresource] = match;
+  const info = registry.find(group, coreVersion ?? groupVersion ?? '', resource);
+  if (!info || (!info.namespaced && namespace)) return undefined;
+  const target: Target = { resource };
   if (namespace) target.namespace = decodeURIComponent(namespace);
   if (name !== undefined) target.name = decodeURIComponent(name);
   if (subresource !== undefined) target.subresource = subresource;
@@ -81,25 +75,29 @@ export class FakeApiRoutes {
   private readonly watches = new Set<Watch>();
   private readonly snapshots = new Map<string, { resourceVersion: number; items: readonly Readonly<StoredObject>[] }>();
   private snapshotSeq = 0;
+  private readonly writes: ObjectWrites;
 
   constructor(
     private readonly store: Store,
     private readonly budgets: PodDisruptionBudget[],
     private readonly now: () => Date,
     private readonly kubelet: FakeKubelet,
-  ) {}
+  ) {
+    this.writes = new ObjectWrites(store, now);
+  }
 
   route(method: string, url: URL, body: unknown, contentType: string | undefined, res: http.ServerResponse): Answer {
     if (url.pathname === '/apis/policy/v1/poddisruptionbudgets') {
       return method === 'GET' ? this.listBudgets() : methodNotAllowed();
     }
-    const target = parseTarget(url.pathname);
+    const target = parseTarget(url.pathname, this.store.registry);
     if (!target) return notFoundPath();
     // Pods whose grace period ran out while nobody asked are gone by the time anyone asks.
     this.kubelet.reap();
     try {
       if (target.name === undefined) {
-        if (method === 'POST' && CREATABLE.has(target.resource)) return this.create(target, body);
+        if (method === 'POST' && target.resource === 'volumeattachments') return this.create(target, body);
+        if (method === 'POST' && this.writes.handles(target.resource)) return this.writes.create(target, body);
         if (method !== 'GET') return methodNotAllowed();
         const watch = url.searchParams.get('watch');
         if (watch === 'true' || watch === '1') return this.watch(target, url.searchParams, res);
@@ -142,7 +140,7 @@ export class FakeApiRoutes {
     };
   }
 
-  /** Creates an object at a collection path (see CREATABLE). */
+  /** Creates an object at a collection path (VolumeAttachments, which the attach/detach controller makes). */
   private create(target: Target, body: unknown): Answer {
     const object = body as StoredObject | undefined;
     const name = object?.metadata?.name;
@@ -166,11 +164,17 @@ export class FakeApiRoutes {
     query: URLSearchParams,
   ): Answer {
     const { resource, name = '' } = target;
+    if (
+      this.writes.handles(resource) &&
+      (target.namespace !== undefined || !this.store.registry.get(resource)?.namespaced)
+    ) {
+      return this.writes.item(method, target, body, contentType);
+    }
     if (target.subresource === 'eviction' && resource === 'pods') {
       return method === 'POST' ? this.evict(target, body) : methodNotAllowed();
     }
     if (target.subresource !== undefined) return notFoundPath();
-    if (!CLUSTER_SCOPED.has(resource) && target.namespace === undefined) return notFoundPath();
+    if (this.store.registry.get(resource)?.namespaced && target.namespace === undefined) return notFoundPath();
     const key = target.namespace ? `${target.namespace}/${name}` : name;
     switch (method) {
       case 'GET': {
@@ -191,7 +195,7 @@ export class FakeApiRoutes {
   }
 
   private list(target: Target, query: URLSearchParams): Answer {
-    const { kind, apiVersion } = kindOf(target.resource);
+    const { kind, apiVersion } = kindOf(target.resource, this.store.registry);
     const token = query.get('continue');
     let snapshot: { resourceVersion: number; items: readonly Readonly<StoredObject>[] };
     let offset = 0;
@@ -302,7 +306,7 @@ export class FakeApiRoutes {
   sendBookmarks(): void {
     for (const watch of this.watches) {
       if (!watch.bookmarks) continue;
-      const { kind, apiVersion } = kindOf(watch.resource);
+      const { kind, apiVersion } = kindOf(watch.resource, this.store.registry);
       watch.write('BOOKMARK', { kind, apiVersion, metadata: { resourceVersion: String(this.store.resourceVersion) } });
     }
   }

@@ -34,18 +34,32 @@ export const FIELD_GETTERS: Record<string, Record<string, (o: KubeObject) => str
   storageclasses: { 'metadata.name': (o) => o.metadata.name },
   volumeattachments: { 'metadata.name': (o) => o.metadata.name },
   events: {
+    'metadata.name': (o) => o.metadata.name,
     'metadata.namespace': (o) => o.metadata.namespace ?? '',
-    'involvedObject.kind': (o) => String((o as { involvedObject?: { kind?: string } }).involvedObject?.kind ?? ''),
-    'involvedObject.name': (o) => String((o as { involvedObject?: { name?: string } }).involvedObject?.name ?? ''),
-    reason: (o) => String((o as { reason?: string }).reason ?? ''),
+    'involvedObject.kind': (o) => involved(o).kind ?? '',
+    'involvedObject.name': (o) => involved(o).name ?? '',
+    'involvedObject.namespace': (o) => involved(o).namespace ?? '',
+    'involvedObject.uid': (o) => involved(o).uid ?? '',
+    reason: (o) => String((o as { reason?: unknown }).reason ?? ''),
+    type: (o) => String((o as { type?: unknown }).type ?? ''),
   },
 };
+
+/** Every resource, custom ones included, answers to its name and namespace. */
+const METADATA_GETTERS: Record<string, (o: KubeObject) => string> = {
+  'metadata.name': (o) => o.metadata.name,
+  'metadata.namespace': (o) => o.metadata.namespace ?? '',
+};
+
+function involved(o: KubeObject): { kind?: string; name?: string; namespace?: string; uid?: string } {
+  return (o as { involvedObject?: Record<string, string> }).involvedObject ?? {};
+}
 
 export class SelectorError extends Error {}
 
 export function fieldSelector(resource: string, text: string | null): Matcher {
   if (!text) return () => true;
-  const getters = FIELD_GETTERS[resource] ?? {};
+  const getters = FIELD_GETTERS[resource] ?? METADATA_GETTERS;
   const terms = text.split(',').map((term) => {
     const match = /^([^!=]+)(==|=|!=)(.*)$/.exec(term.trim());
     if (!match) throw new SelectorError(`invalid field selector term ${JSON.stringify(term)}`);

@@ -1,19 +1,13 @@
-// The fake API server's object store: pods, nodes, DaemonSets, volume objects and VolumeAttachments under one global resourceVersion
-// counter, as etcd keeps them, plus a bounded history of changes so a watch can resume from a
+// The fake API server's object store: every resource it serves (built-in and custom) under one global
+// resourceVersion counter, as etcd keeps them, plus a bounded history of changes so a watch can resume from a
 // recent resourceVersion and gets 410 Expired from one that has been compacted away.
 
 import { randomUUID } from 'node:crypto';
+import { apiVersionOf, ResourceRegistry } from './resources';
 import type { KubeObject } from './selectors';
 
-export type Resource =
-  | 'pods'
-  | 'nodes'
-  | 'daemonsets'
-  | 'persistentvolumeclaims'
-  | 'persistentvolumes'
-  | 'storageclasses'
-  | 'volumeattachments'
-  | 'events';
+/** A resource's plural name as the registry knows it (`pods`, `nodeclaims`). */
+export type Resource = string;
 export type ChangeType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface Change {
@@ -39,19 +33,16 @@ export type StoredObject = KubeObject & {
   [key: string]: unknown;
 };
 
-const KINDS: Record<Resource, { apiVersion: string; kind: string }> = {
-  pods: { apiVersion: 'v1', kind: 'Pod' },
-  nodes: { apiVersion: 'v1', kind: 'Node' },
-  daemonsets: { apiVersion: 'apps/v1', kind: 'DaemonSet' },
-  persistentvolumeclaims: { apiVersion: 'v1', kind: 'PersistentVolumeClaim' },
-  persistentvolumes: { apiVersion: 'v1', kind: 'PersistentVolume' },
-  storageclasses: { apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' },
-  volumeattachments: { apiVersion: 'storage.k8s.io/v1', kind: 'VolumeAttachment' },
-  events: { apiVersion: 'v1', kind: 'Event' },
-};
+const BUILT_IN = new ResourceRegistry();
 
-export function kindOf(resource: Resource): { apiVersion: string; kind: string } {
-  return KINDS[resource];
+/** The kind and apiVersion of a resource's objects (custom ones: as their CRD was installed). */
+export function kindOf(
+  resource: Resource,
+  registry: ResourceRegistry = BUILT_IN,
+): { apiVersion: string; kind: string } {
+  const info = registry.get(resource);
+  if (!info) throw new Error(`fake API server: no resource ${resource}`);
+  return { apiVersion: apiVersionOf(info), kind: info.kind };
 }
 
 export function keyOf(object: { metadata: { name: string; namespace?: string } }): string {
@@ -69,16 +60,7 @@ export class ResourceVersionTooOld extends Error {
 
 export class Store {
   private revision: number;
-  private readonly objects: Record<Resource, Map<string, StoredObject>> = {
-    pods: new Map(),
-    nodes: new Map(),
-    daemonsets: new Map(),
-    persistentvolumeclaims: new Map(),
-    persistentvolumes: new Map(),
-    storageclasses: new Map(),
-    volumeattachments: new Map(),
-    events: new Map(),
-  };
+  private readonly objects = new Map<Resource, Map<string, StoredObject>>();
   private history: Change[] = [];
   /** Changes at or below this revision are gone from the history. */
   private compactedRevision: number;
@@ -88,6 +70,7 @@ export class Store {
     private readonly historyLimit: number,
     private readonly clock: () => Date,
     startRevision = 1000,
+    readonly registry: ResourceRegistry = new ResourceRegistry(),
   ) {
     this.revision = startRevision;
     this.compactedRevision = startRevision;
@@ -97,14 +80,23 @@ export class Store {
     return this.revision;
   }
 
+  private of(resource: Resource): Map<string, StoredObject> {
+    let objects = this.objects.get(resource);
+    if (!objects) {
+      objects = new Map();
+      this.objects.set(resource, objects);
+    }
+    return objects;
+  }
+
   get(resource: Resource, key: string): StoredObject | undefined {
-    const object = this.objects[resource].get(key);
+    const object = this.of(resource).get(key);
     return object && structuredClone(object);
   }
 
   /** Every object of a resource in key order, as the API server lists them. */
   list(resource: Resource): StoredObject[] {
-    return [...this.objects[resource].entries()]
+    return [...this.of(resource).entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, object]) => structuredClone(object));
   }
@@ -115,7 +107,7 @@ export class Store {
    * Callers must not change them; copy with structuredClone what they keep or change.
    */
   peek(resource: Resource): Iterable<Readonly<StoredObject>> {
-    return this.objects[resource].values();
+    return this.of(resource).values();
   }
 
   /**
@@ -123,7 +115,7 @@ export class Store {
    * safe because a stored object is never changed in place (put stores a new one).
    */
   snapshot(resource: Resource): readonly Readonly<StoredObject>[] {
-    return [...this.objects[resource].entries()]
+    return [...this.of(resource).entries()]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, object]) => object);
   }
@@ -131,12 +123,13 @@ export class Store {
   /** Creates or replaces an object, bumping its resourceVersion. */
   put(resource: Resource, input: StoredObject): StoredObject {
     const key = keyOf(input);
-    const previous = this.objects[resource].get(key);
-    const object: StoredObject = { ...kindOf(resource), ...structuredClone(input), ...kindOf(resource) };
+    const previous = this.of(resource).get(key);
+    const kind = kindOf(resource, this.registry);
+    const object: StoredObject = { ...kind, ...structuredClone(input), ...kind };
     object.metadata.uid ??= previous?.metadata.uid ?? randomUUID();
     object.metadata.creationTimestamp ??= previous?.metadata.creationTimestamp ?? this.clock().toISOString();
     object.metadata.resourceVersion = String(++this.revision);
-    this.objects[resource].set(key, object);
+    this.of(resource).set(key, object);
     this.record(
       previous
         ? { resourceVersion: this.revision, resource, type: 'MODIFIED', object, previous }
@@ -147,9 +140,9 @@ export class Store {
 
   /** Deletes an object; `last` is its final state when a write and the delete are one step. */
   remove(resource: Resource, key: string, last?: StoredObject): StoredObject | undefined {
-    const previous = this.objects[resource].get(key);
+    const previous = this.of(resource).get(key);
     if (!previous) return undefined;
-    this.objects[resource].delete(key);
+    this.of(resource).delete(key);
     const object = structuredClone(last ?? previous);
     object.metadata.resourceVersion = String(++this.revision);
     this.record({ resourceVersion: this.revision, resource, type: 'DELETED', object });
