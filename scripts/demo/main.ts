@@ -3,8 +3,13 @@
 // server that is already running and leaves everything it created there, to inspect with the AWS CLI:
 //   aws --endpoint-url URL --region us-west-2 ec2 describe-instances
 // Without it, it starts its own moto on a free loopback port and stops it at the end.
+// With --keep the fake API server stays up after the timeline and a kubeconfig for it is printed, so
+// kubectl can look at the demo's cluster (get nodes, nodeclaims, ec2nodeclasses -o wide, describe pod)
+// until Ctrl-C.
 
 import { parseArgs } from 'node:util';
+import type { FakeApiServer } from '../../test/support/kube/fake-apiserver';
+import { writeKubeconfig } from '../../test/support/kube/kubectl';
 import { startMotoServer } from '../moto-server';
 import { DEMO_REGION, demoEndpoint } from './aws';
 import { DEMO_CLUSTER, runDemo } from './scenario';
@@ -12,9 +17,11 @@ import { DEMO_CLUSTER, runDemo } from './scenario';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { 'endpoint-url': { type: 'string' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: { 'endpoint-url': { type: 'string' }, keep: { type: 'boolean' }, help: { type: 'boolean' } },
+  });
   if (values.help) {
-    console.log('usage: npm run demo [-- --endpoint-url http://127.0.0.1:PORT]');
+    console.log('usage: npm run demo [-- --endpoint-url http://127.0.0.1:PORT] [--keep]');
     return 0;
   }
   const given = values['endpoint-url'];
@@ -24,7 +31,7 @@ async function main(): Promise<number> {
   const endpoint = given ?? moto?.endpoint ?? '';
   console.log(`karpless demo: cluster ${DEMO_CLUSTER} on moto at ${endpoint} (${DEMO_REGION})\n`);
   try {
-    const result = await runDemo({ aws: demoEndpoint(endpoint) });
+    const result = await runDemo({ aws: demoEndpoint(endpoint), keepApiServer: values.keep === true });
     const claims = result.launched.flatMap((d) => d.nodeClaims);
     const total = claims.reduce((sum, c) => sum + c.price, 0);
     const end = result.capacity.at(-1);
@@ -40,10 +47,32 @@ async function main(): Promise<number> {
       console.log(
         `Resources left on ${endpoint}: try aws --endpoint-url ${endpoint} --region ${DEMO_REGION} ec2 describe-instances`,
       );
+    if (result.apiServer) await keepServing(result.apiServer);
     return 0;
   } finally {
     await moto?.stop();
   }
+}
+
+/** Prints a kubeconfig for the fake API server and serves until SIGINT or SIGTERM. */
+async function keepServing(server: FakeApiServer): Promise<void> {
+  const kubeconfig = writeKubeconfig(server.url);
+  console.log(
+    [
+      '',
+      `The demo's fake API server keeps running at ${server.url}. Look at it with kubectl:`,
+      `  export KUBECONFIG=${kubeconfig}`,
+      '  kubectl get nodepools,nodeclaims,ec2nodeclasses -o wide',
+      '  kubectl get nodes',
+      '  kubectl describe pod <name>',
+      'Ctrl-C stops it.',
+    ].join('\n'),
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.stop();
 }
 
 main().then(

@@ -32,6 +32,7 @@ import { createHandler as interruptionHandler } from '../../lambdas/interruption
 import { createHandler as provisionHandler } from '../../lambdas/provision/handler';
 import { createHandler as watcherHandler } from '../../lambdas/watcher/handler';
 import type { Node, Pod } from '../../shared/apis/core/v1';
+import { karpenterCrds } from '../../shared/apis/v1/crds';
 import { DETAIL_TYPE, ENV, EVENT_SOURCE, METRICS_NAMESPACE } from '../../shared/contracts';
 import type { NodeClaimRecord } from '../../shared/nodeclaim/record';
 import { dynamoApi } from '../../shared/providers/dynamo-port';
@@ -92,6 +93,8 @@ export interface DemoResult {
   gc: GcReport | { error: string };
   /** The NodeClaim records in the state table at the end. */
   claims: NodeClaimRecord[];
+  /** The still running fake API server, when the demo was asked to keep it; the caller stops it. */
+  apiServer?: FakeApiServer;
 }
 
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -137,6 +140,8 @@ export interface DemoOptions {
   timeline?: Timeline;
   /** Replicas of the web Deployment. */
   replicas?: number;
+  /** Leave the fake API server running at the end (result.apiServer): `npm run demo -- --keep`. */
+  keepApiServer?: boolean;
 }
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
@@ -152,6 +157,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   };
   const sqs = new SQSClient(aws);
   const kube = await FakeApiServer.start();
+  // The cluster has Karpenter's CRDs, as after `kubectl apply -f infra/kubernetes/crds/`.
+  kube.installCustomResources(karpenterCrds());
   const deployments = new Deployments(kube, timeline);
   const scheduler = startScheduler(kube, timeline);
   const steps: CapacityStep[] = [];
@@ -406,11 +413,12 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       capacity: steps,
       gc: collected,
       claims,
+      ...(options.keepApiServer ? { apiServer: kube } : {}),
     };
   } finally {
     scheduler.stop();
     deployments.stop();
-    await kube.stop();
+    if (!options.keepApiServer) await kube.stop();
     sqs.destroy();
     for (const c of Object.values(clients)) c.destroy();
   }
