@@ -13,7 +13,9 @@ import type {
 } from '../apis/core/v1';
 import { ENV } from '../contracts/index';
 import type { EKSApi } from '../providers/ports';
+import { HttpEventRecorder } from './events';
 import { type RetryPolicy, Transport, type TransportOptions } from './http';
+import { HttpKarpenterObjects } from './karpenter';
 import { type CredentialsSource, eksTokenSource, type TokenSource } from './token';
 import {
   type EvictionOutcome,
@@ -65,6 +67,16 @@ export class HttpKubeClient implements KubeClient {
 
   get endpoint(): string {
     return this.transport.endpoint.origin;
+  }
+
+  /** NodePools, NodeClaims and EC2NodeClasses over the same connection (karpenter.ts). */
+  karpenterObjects(): HttpKarpenterObjects {
+    return new HttpKarpenterObjects(this.transport);
+  }
+
+  /** Deduplicated core/v1 Events over the same connection (events.ts). */
+  eventRecorder(now: () => number): HttpEventRecorder {
+    return new HttpEventRecorder(this.transport, now);
   }
 
   /** Frees kept-alive connections (tests, CLI); a Lambda keeps them for the next invocation. */

@@ -19,8 +19,7 @@ import { catalogInstanceTypeFromEC2 } from '../instancetypes/ec2';
 import { instanceTypeLabels } from '../instancetypes/labels';
 import { resolveInstanceTypes } from '../instancetypes/resolve';
 import type { CatalogInstanceType } from '../instancetypes/types';
-import { kubeClientForCluster } from '../kube/client';
-import type { KubeClient } from '../kube/types';
+import { type HttpKubeClient, kubeClientForCluster } from '../kube/client';
 import { backfillRecord, withNodeCapacity } from '../nodeclaim/launch-record';
 import { noticeDaemonSetFromDaemonSet, noticePodFromPod, splitNotice } from '../notice';
 import type { PodsUnschedulableDetail } from '../notice/types';
@@ -214,7 +213,7 @@ export function buildRuntime(options: RuntimeOptions = {}): Runtime {
   };
 }
 
-export async function kubeClient(runtime: Runtime): Promise<KubeClient> {
+export async function kubeClient(runtime: Runtime): Promise<HttpKubeClient> {
   const credentials = runtime.clients.ec2.config.credentials;
   return kubeClientForCluster({
     eks: eksApi(runtime.clients.eks),

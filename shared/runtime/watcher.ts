@@ -9,9 +9,11 @@ import type { KubeClient, WatchEvent } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock, Sleep } from '../providers/clock';
 import { Batcher } from './batcher';
+import type { ClusterStatusWriter } from './cluster-status';
 import { NodeReconciler, type NodeReconcilerDeps } from './nodes';
 import { podUid } from './objects';
 import { isProvisionable, UNASSIGNED_PODS } from './pending';
+import type { PodEvents } from './pod-events';
 import { runWatchLoop } from './watchloop';
 
 /** Puts the pending set as one or more PodsUnschedulable entries; returns how many entries went out. */
@@ -29,6 +31,12 @@ export interface WatcherDeps extends NodeReconcilerDeps {
   tickMs?: number;
   /** How often nodes being deleted take a drain step without a watch event (default 2 s). */
   drainPollMs?: number;
+  /** NodeClaim objects and NodePool/EC2NodeClass status, where Karpenter's CRDs are installed (cluster-status.ts). */
+  clusterStatus?: Pick<ClusterStatusWriter, 'sync'>;
+  /** Nominated events on pending pods (pod-events.ts), written with the cluster status. */
+  podEvents?: Pick<PodEvents, 'nominated'>;
+  /** How often the cluster status is written (default 10 s; once more at the end of the run). */
+  statusIntervalMs?: number;
 }
 
 export interface WatcherReport {
@@ -133,11 +141,27 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
     }
   };
 
+  const statusIntervalMs = deps.statusIntervalMs ?? 10_000;
+  const writeStatus = async (): Promise<void> => {
+    try {
+      await deps.clusterStatus?.sync();
+      await deps.podEvents?.nominated([...pending.pods.values()]);
+    } catch (error) {
+      // Status is for people reading the cluster; a failure here never stops the watcher's own work.
+      deps.log.warn('writing NodeClaims and status to the cluster failed, will retry', { error: errorMessage(error) });
+    }
+  };
+
   const work = async (): Promise<void> => {
     let lastDrainPoll = deps.clock();
+    let lastStatus = Number.NEGATIVE_INFINITY;
     while (deps.clock() < options.stopAt) {
       const now = deps.clock();
       if (batcher.due(now)) await flush();
+      if (now - lastStatus >= statusIntervalMs) {
+        lastStatus = now;
+        await writeStatus();
+      }
       if (now - lastDrainPoll >= drainPollMs) {
         lastDrainPoll = now;
         for (const node of nodes.values()) if (reconciler.wants(node)) dirty.add(node.metadata.name);
@@ -155,6 +179,7 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
       await deps.sleep(tickMs);
     }
     if (batcher.open) await flush();
+    await writeStatus();
   };
 
   const [podLists, nodeLists] = await Promise.all([

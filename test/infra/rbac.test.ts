@@ -41,6 +41,17 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['apps', 'daemonsets', 'list'],
     ['policy', 'poddisruptionbudgets', 'list'],
     ['', 'events', 'create'],
+    ['', 'events', 'get'],
+    ['', 'events', 'patch'],
+    ['karpenter.sh', 'nodeclaims', 'list'],
+    ['karpenter.sh', 'nodeclaims', 'create'],
+    ['karpenter.sh', 'nodeclaims', 'patch'],
+    ['karpenter.sh', 'nodeclaims', 'delete'],
+    ['karpenter.sh', 'nodeclaims/status', 'patch'],
+    ['karpenter.sh', 'nodepools', 'list'],
+    ['karpenter.sh', 'nodepools/status', 'patch'],
+    ['karpenter.k8s.aws', 'ec2nodeclasses', 'list'],
+    ['karpenter.k8s.aws', 'ec2nodeclasses/status', 'patch'],
   ])('allows %s/%s %s, a call karpless makes', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(true);
   });
@@ -54,6 +65,8 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['', 'nodes', 'create'],
     ['apps', 'daemonsets', 'patch'],
     ['policy', 'poddisruptionbudgets', 'delete'],
+    ['karpenter.sh', 'nodepools', 'patch'],
+    ['karpenter.k8s.aws', 'ec2nodeclasses', 'patch'],
   ])('does not allow %s/%s %s', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(false);
   });

@@ -4,7 +4,9 @@
 // offerings, spot prices and Pricing API the launching functions read).
 
 import { isEvictable } from '../../kube/client';
+import { ClusterStatusWriter } from '../cluster-status';
 import { claimKnowledge, kubeClient, noticePublisher, type Runtime } from '../environment';
+import { PodEvents } from '../pod-events';
 import type { Telemetry } from '../telemetry';
 import type { WatcherDeps } from '../watcher';
 
@@ -23,5 +25,17 @@ export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promi
     isEvictable,
     clock: runtime.clock,
     sleep: runtime.sleep,
+    clusterStatus: new ClusterStatusWriter({
+      karpenter: kube.karpenterObjects(),
+      records: runtime.state,
+      kube,
+      log: telemetry.log,
+      clock: runtime.clock,
+    }),
+    podEvents: new PodEvents({
+      recorder: kube.eventRecorder(runtime.clock),
+      state: runtime.state,
+      log: telemetry.log,
+    }),
   };
 }
