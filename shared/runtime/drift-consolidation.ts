@@ -38,6 +38,7 @@ import {
   type DriftDeps,
   type DriftReport,
   disruptingByPool,
+  disruptionEvent,
   finish,
   handOver,
   type Snapshot,
@@ -291,6 +292,9 @@ async function startCommand(
   }
   for (const t of taken) {
     report.started.push({ node: t.record.nodeName, reason: 'Underutilized', detail, replacements: names });
+    if (names.length > 0) {
+      await disruptionEvent(deps, t.record.nodeName, 'DisruptionLaunching', 'Launching NodeClaim: Underutilized');
+    }
     if (names.length === 0) {
       await handOver(deps, snap, t.record);
       report.draining.push(t.record.nodeName);
@@ -317,7 +321,7 @@ export async function consolidateAfterDrift(
     const firstSnap = await freshSnapshot(deps, snap);
     const first = planConsolidation(consolidationInput(deps, firstSnap));
     outcome.considered = first.considered;
-    for (const u of first.unconsolidatable) deps.log.info('Unconsolidatable', { node: u.nodeName, message: u.message });
+    for (const u of first.unconsolidatable) await disruptionEvent(deps, u.nodeName, 'Unconsolidatable', u.message);
     const command = first.command;
     if (!command) return outcome;
     outcome.command = summary(command);

@@ -33,6 +33,7 @@ import type { DisruptionRecord, DisruptionState, NodeClaimStore } from '../provi
 import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
 import type { DrainDeps } from './drain';
 import { type ConsolidationOutcome, consolidateAfterDrift, recordPodEvents } from './drift-consolidation';
+import { nodeEvent, recorderFor } from './events';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { deletionTimestamp, podsByNode } from './objects';
 import type { ClaimLauncher, ResolvedInstanceTypes } from './provision';
@@ -81,7 +82,9 @@ export interface DriftDeps extends DrainDeps, ClaimRecordsDeps {
   session(): Promise<DriftSession>;
   instanceTypes(): Promise<ResolvedInstanceTypes>;
   instances: Pick<ClaimInstances, 'live' | 'terminate'>;
-  kube: DrainDeps['kube'] & Pick<KubeClient, 'listNodes' | 'listDaemonSets' | 'listPodDisruptionBudgets'>;
+  kube: DrainDeps['kube'] &
+    Pick<KubeClient, 'listNodes' | 'listDaemonSets' | 'listPodDisruptionBudgets'> &
+    Partial<Pick<KubeClient, 'createEvent'>>;
   state: DrainDeps['state'] & DisruptionState;
   /** Waits out consolidation's validation delay; absent, the command is re-validated at once. */
   sleep?: Sleep;
@@ -105,6 +108,22 @@ export interface DriftReport {
   excluded: { nodeName: string; reason: string }[];
   /** Single-node consolidation, looked for after drift and expiration (drift-consolidation.ts). */
   consolidation?: ConsolidationOutcome;
+}
+
+/**
+ * Publishes one of upstream's disruption events on the Node (DisruptionBlocked, Unconsolidatable,
+ * DisruptionLaunching, DisruptionWaitingReadiness, DisruptionTerminating); best effort.
+ */
+export async function disruptionEvent(
+  deps: DriftDeps,
+  nodeName: string,
+  reason: string,
+  message: string,
+): Promise<void> {
+  const kube = deps.kube;
+  if (!kube.createEvent) return;
+  const createEvent = kube.createEvent.bind(kube);
+  await recorderFor({ createEvent }, deps.clock, deps.log).publish(nodeEvent(nodeName, 'Normal', reason, message));
 }
 
 /** Everything one run decides from, read at its start. */
@@ -258,6 +277,7 @@ export async function handOver(
     ...(grace !== undefined ? { fallbackGraceMs: grace } : {}),
   });
   await deps.state.putDisruption({ ...record, phase: 'draining' });
+  await disruptionEvent(deps, record.nodeName, 'DisruptionTerminating', `Disrupting Node: ${record.reason}`);
   deps.metrics.record(METRIC.disruptions, 'Count', 1, { nodePool: record.nodePool, reason: record.reason });
   deps.log.info('disrupted node handed to termination', {
     node: record.nodeName,
@@ -320,6 +340,12 @@ async function progress(deps: DriftDeps, snap: Snapshot, report: DriftReport): P
         }
       } else if (record.phase === 'replacing') {
         report.waiting.push(record.nodeName);
+        await disruptionEvent(
+          deps,
+          record.nodeName,
+          'DisruptionWaitingReadiness',
+          'Waiting on readiness to continue disruption',
+        );
       }
     } catch (error) {
       deps.metrics.record(METRIC.actionFailures, 'Count', 1);
@@ -409,6 +435,9 @@ export async function startDisruption(
     detail: candidate.detail,
     replacements: names,
   });
+  if (names.length > 0) {
+    await disruptionEvent(deps, candidate.nodeName, 'DisruptionLaunching', `Launching NodeClaim: ${candidate.reason}`);
+  }
   deps.log.info('disruption started', {
     node: candidate.nodeName,
     reason: candidate.reason,
@@ -444,12 +473,14 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
   const { plan } = run;
   report.candidates = plan.decisions.length;
   report.excluded = plan.excluded;
+  for (const e of plan.excluded) await disruptionEvent(deps, e.nodeName, 'DisruptionBlocked', e.reason);
   const recorded = new Set([...snap.records.map((r) => r.nodeName), ...report.abandoned.map((a) => a.node)]);
   for (const decision of plan.decisions) {
     const name = decision.candidate.nodeName;
     if (recorded.has(name)) continue;
     if (!decision.allowed) {
       report.blocked.push({ node: name, reason: decision.candidate.reason, message: decision.budget.message });
+      await disruptionEvent(deps, name, 'DisruptionBlocked', decision.budget.message);
       continue;
     }
     try {

@@ -356,4 +356,38 @@ describe('parseDriftTrigger', () => {
     ).toBeUndefined();
     expect(parseDriftTrigger(null)).toBeUndefined();
   });
+
+  it('events.go: DisruptionBlocked names the PDB; DisruptionLaunching, DisruptionWaitingReadiness and DisruptionTerminating follow the command', async () => {
+    const p = pool([{ nodes: '100%' }]);
+    const guarded = web('g1', 'g');
+    guarded.metadata.labels = { app: 'guarded' };
+    guarded.spec.containers = [{ name: 'c', resources: { requests: { cpu: '1500m' } } }];
+    addNode('g', 'i-0f', 'ami-old', 5, p, [guarded]);
+    const big = web('a1', 'a');
+    big.spec.containers = [{ name: 'c', resources: { requests: { cpu: '1500m' } } }];
+    addNode('a', 'i-0a', 'ami-old', 5, p, [big]);
+    kube.pdbs = [
+      {
+        metadata: { name: 'guard', namespace: 'default' },
+        spec: { selector: { matchLabels: { app: 'guarded' } } },
+        status: { disruptionsAllowed: 0 },
+      } as (typeof kube.pdbs)[number],
+    ];
+    await runDrift(deps(p), { kind: 'schedule' });
+    await runDrift(deps(p), { kind: 'schedule' });
+    registerReplacements();
+    await runDrift(deps(p), { kind: 'schedule' });
+    const seen = kube.events.map((e) => [e.involvedObject.name, e.reason]);
+    expect(kube.events.find((e) => e.involvedObject.name === 'g')).toMatchObject({
+      reason: 'DisruptionBlocked',
+      message: 'AMIDrift, but PodDisruptionBudget default/guard prevents evicting pod default/g1',
+    });
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        ['a', 'DisruptionLaunching'],
+        ['a', 'DisruptionWaitingReadiness'],
+        ['a', 'DisruptionTerminating'],
+      ]),
+    );
+  });
 });
