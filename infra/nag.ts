@@ -4,7 +4,7 @@
 
 import { Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
-import type { Provisioner } from './provisioner';
+import { INSTANCE_TAGGING_POLICY, type Provisioner } from './provisioner';
 
 const nag = (finding: string) => `AwsSolutions::AwsSolutions-${finding}`;
 
@@ -125,6 +125,12 @@ export function acknowledgeNagFindings(provisioner: Provisioner): NagAcknowledge
     for (const [finding, reason] of Object.entries(LAUNCH_WILDCARDS)) {
       acknowledge(made, defaultPolicy(launching.function), finding, reason);
     }
+    acknowledge(
+      made,
+      launching.node.tryFindChild(INSTANCE_TAGGING_POLICY),
+      ec2('instance/*'),
+      'a batched launch tags each instance with its NodeClaim after CreateFleet; CreateTags requires the kubernetes.io/cluster/<cluster>=owned resource tag and only the NodeClaim and Name keys',
+    );
   }
   for (const role of provisioner.nodeRoles) {
     for (const policy of NODE_POLICIES) {

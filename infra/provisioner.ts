@@ -16,13 +16,13 @@ import { AttributeType, BillingMode, Table, TableEncryption } from 'aws-cdk-lib/
 import { CfnAccessEntry } from 'aws-cdk-lib/aws-eks';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { type IRole, ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { type IRole, ManagedPolicy, Policy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Configuration } from '../shared/apis/config';
 import { resolveAMIFamily } from '../shared/apis/v1/amifamily';
-import { ENV, KUBE, STATE_TABLE } from '../shared/contracts';
+import { DEFAULT_LAUNCH_CONCURRENCY, ENV, KUBE, STATE_TABLE } from '../shared/contracts';
 import { PROVISION_RETRY } from '../shared/runtime/provision-retry';
 import { loadDeployConfiguration } from './configuration';
 import { KarplessFunction } from './function';
@@ -94,6 +94,14 @@ export interface ProvisionerProps {
   /** @default RetentionDays.ONE_MONTH */
   readonly logRetention?: RetentionDays;
   /**
+   * Launch batches (one CreateFleet each, for up to 500 identical NodeClaims) the provision function
+   * keeps in flight at once. EC2's own token buckets pace the calls whatever this says (CreateFleet
+   * 200 requests then 5/s, 1,000 instances then 2/s per account and region, by default); raise it
+   * with an account whose EC2 limits were raised.
+   * @default 4
+   */
+  readonly launchConcurrency?: number;
+  /**
    * Reserve a concurrency of 1 for the watcher, drift and gc functions, so that no two runs of one
    * of them overlap. Lambda keeps 10 of an account's concurrency unreserved: an account whose quota
    * is 10 (new accounts often are) cannot reserve any, and the deploy fails with
@@ -135,6 +143,18 @@ export interface ProvisionerProps {
    * @default - the lambdas/ folder of this repository
    */
   readonly lambdasDir?: string;
+}
+
+/** The id of the launching functions' instance-tagging policy (a child of the function's construct). */
+export const INSTANCE_TAGGING_POLICY = 'InstanceTagging';
+
+/** The launchConcurrency prop, checked at synth: a bad value fails `cdk synth`, not a launch. */
+function launchConcurrency(value: number | undefined): number {
+  const chosen = value ?? DEFAULT_LAUNCH_CONCURRENCY;
+  if (!Number.isInteger(chosen) || chosen < 1) {
+    throw new Error(`Provisioner launchConcurrency is ${value}: use a whole number of at least 1`);
+  }
+  return chosen;
 }
 
 const LAMBDAS_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'lambdas');
@@ -248,6 +268,7 @@ export class Provisioner extends Construct {
     this.provision = fn('Provision', PROVISION_TIMEOUT, 1024, {
       [ENV.provisionQueueUrl]: this.queues.provisionQueue.queueUrl,
       [ENV.provisionDeadLetterQueueUrl]: this.queues.provisionDeadLetterQueue.queueUrl,
+      [ENV.launchConcurrency]: String(launchConcurrency(props.launchConcurrency)),
     });
     this.interruption = fn('Interruption', INTERRUPTION_TIMEOUT, 512, {
       [ENV.rebalanceAction]: props.rebalanceAction ?? 'record',
@@ -366,6 +387,11 @@ export class Provisioner extends Construct {
         launching.function.addToRolePolicy(statement);
       }
       launching.function.addToRolePolicy(regionalReads(LAUNCH_READS));
+      // A batched launch tags each instance with its claim's name right after CreateFleet. A policy
+      // of its own: the default policy stays within its size limit whatever the cluster name.
+      launching.function.role?.attachInlinePolicy(
+        new Policy(launching, INSTANCE_TAGGING_POLICY, { statements: [scopedInstanceTagging(clusterName)] }),
+      );
     }
 
     // gc lists what it may collect; consolidation (instance types, prices) is the drift function's.

@@ -34,7 +34,10 @@ export function createHandler(load: () => Promise<ProvisionDeps>, tools: Powerto
       const deps = await load();
       const { batch, rejected } = parseProvisionRecords(event.Records, deps.cluster);
       for (const r of rejected) tools.logger.error('malformed notice acknowledged', { ...r });
-      if (batch) await provision(deps, batch);
+      // A hand-built context (tests, local runs) may not say how much time is left: then all of it is.
+      const remainingMs =
+        typeof context?.getRemainingTimeInMillis === 'function' ? () => context.getRemainingTimeInMillis() : undefined;
+      if (batch) await provision(deps, batch, remainingMs ? { remainingMs } : {});
       return { batchItemFailures: [] };
     } catch (error) {
       const reason = errorMessage(error);

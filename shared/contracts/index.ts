@@ -22,7 +22,15 @@ export const ENV = {
   kubeEndpoint: 'KARPLESS_KUBE_ENDPOINT',
   /** 'true' in an isolated VPC (Karpenter's isolatedVPC): no Pricing API and no IAM calls. */
   isolatedVPC: 'KARPLESS_ISOLATED_VPC',
+  /** Optional: launch batches (CreateFleet calls) the provision function keeps in flight at once. */
+  launchConcurrency: 'KARPLESS_LAUNCH_CONCURRENCY',
 } as const;
+
+/**
+ * Launch batches the provision function keeps in flight by default: each CreateFleet takes about a
+ * second, and EC2's token buckets pace them beyond a handful.
+ */
+export const DEFAULT_LAUNCH_CONCURRENCY = 4;
 
 /** File name of the configuration document inside each bundle. */
 export const CONFIG_FILE_NAME = 'karpless-config.json';

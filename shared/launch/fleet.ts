@@ -60,6 +60,21 @@ export function fleetClientToken(
   return `karpless-${hash.digest('hex').slice(0, 48)}`;
 }
 
+/**
+ * The ClientToken of a batched launch: one CreateFleet for several identical claims. It is derived
+ * from the sorted names of the claims still to launch, the overrides and the salt, so the same
+ * claims asking for the same offerings send the same token (EC2 answers a repeated instant fleet
+ * with the instances it already launched), and any change (a member launched, an offering ran out)
+ * is a new request under a new token. Member order never matters: the names are sorted first.
+ */
+export function batchClientToken(
+  nodeClaimNames: readonly string[],
+  overrides: readonly FleetOverride[] = [],
+  salt?: string,
+): string {
+  return fleetClientToken(`batch\u0000${[...nodeClaimNames].sort().join('\u0000')}`, overrides, salt);
+}
+
 /** DefaultTargetCapacityType for a launch: reserved capacity launches as its reservation's market. */
 function targetCapacityType(
   capacityType: CapacityType,
@@ -85,6 +100,8 @@ export function buildCreateFleetRequest(args: {
   context?: string;
   /** Reserved launches only. */
   reservation?: FleetReservation;
+  /** Instances asked for at once: a batch of identical claims (default 1). */
+  targetCapacity?: number;
 }): CreateFleetCommandInput {
   const target = targetCapacityType(args.capacityType, args.reservation);
   const configs = new Map<string, FleetLaunchTemplateConfigRequest>();
@@ -111,7 +128,7 @@ export function buildCreateFleetRequest(args: {
     Type: 'instant',
     ClientToken: args.clientToken,
     ...(args.context !== undefined ? { Context: args.context } : {}),
-    TargetCapacitySpecification: { TotalTargetCapacity: 1, DefaultTargetCapacityType: target },
+    TargetCapacitySpecification: { TotalTargetCapacity: args.targetCapacity ?? 1, DefaultTargetCapacityType: target },
     // Capacity blocks take no allocation strategy; interruptible reservations name their type.
     ...(target === 'spot'
       ? { SpotOptions: { AllocationStrategy: 'price-capacity-optimized' } }

@@ -11,6 +11,7 @@ import { launchHashTags } from '../disruption/hash';
 import type { CapacityType, InstanceType, Offering } from '../instancetypes/types';
 import { allows, requirementIn } from '../scheduling/requirements';
 import {
+  batchClientToken,
   buildCreateFleetRequest,
   type FleetOverride,
   type FleetReservation,
@@ -25,7 +26,7 @@ import {
   type TemplateReservation,
 } from './launchtemplate';
 import { type Candidate, claimRequirements, selectLaunchCandidates } from './offerings';
-import { instanceTags } from './tags';
+import { instanceTags, launchTags } from './tags';
 
 export const LABEL_PLACEMENT_GROUP_PARTITION = 'karpenter.k8s.aws/placement-group-partition';
 
@@ -115,7 +116,24 @@ export interface PlanLaunchOptions {
   availability?: LaunchAvailability;
   /** Separates a deliberate re-launch's ClientToken from the first one (see fleetClientToken). */
   tokenSalt?: string;
+  /**
+   * One CreateFleet for several identical claims (the claim planned stands for all of them): the
+   * fleet asks for one instance per member, carries the batch's tag instead of a claim's name, and
+   * its ClientToken comes from the members' names (batchClientToken). Each instance gets its
+   * claim's karpenter.sh/nodeclaim and Name tags after the launch.
+   */
+  batch?: LaunchBatch;
 }
+
+export interface LaunchBatch {
+  /** The batch's id (karpless.sh/launch-batch on its instances). */
+  id: string;
+  /** The claims still to launch: one instance each. */
+  members: readonly string[];
+}
+
+/** The tag that names the batch an instance was launched in, until its claim's own tags are applied. */
+export const LAUNCH_BATCH_TAG = 'karpless.sh/launch-batch';
 
 function tenancyOf(claim: LaunchClaim): 'default' | 'dedicated' {
   const r = claimRequirements(claim.requirements).get(LABEL_INSTANCE_TENANCY);
@@ -258,15 +276,27 @@ export function planLaunch(claim: LaunchClaim, resolved: ResolvedNodeClass, opti
     overrides,
     // The static drift hashes last: the drift check reads them back, so spec.tags cannot replace them.
     tags: {
-      ...instanceTags({
-        clusterName: options.clusterName,
-        nodePool: claim.nodePool.metadata.name,
-        nodeClass: claim.nodeClass,
-        nodeClaimName: claim.nodeClaimName,
-      }),
+      ...(options.batch
+        ? {
+            ...launchTags({
+              clusterName: options.clusterName,
+              nodePool: claim.nodePool.metadata.name,
+              nodeClass: claim.nodeClass,
+            }),
+            [LAUNCH_BATCH_TAG]: options.batch.id,
+          }
+        : instanceTags({
+            clusterName: options.clusterName,
+            nodePool: claim.nodePool.metadata.name,
+            nodeClass: claim.nodeClass,
+            nodeClaimName: claim.nodeClaimName,
+          })),
       ...launchHashTags(claim.nodePool, claim.nodeClass),
     },
-    clientToken: fleetClientToken(claim.nodeClaimName, overrides, options.tokenSalt),
+    clientToken: options.batch
+      ? batchClientToken(options.batch.members, overrides, options.tokenSalt)
+      : fleetClientToken(claim.nodeClaimName, overrides, options.tokenSalt),
+    ...(options.batch ? { targetCapacity: options.batch.members.length } : {}),
     ...(claim.nodeClass.spec.context ? { context: claim.nodeClass.spec.context } : {}),
     ...(reservation ? { reservation } : {}),
   });

@@ -9,6 +9,8 @@ import {
   CreateLaunchTemplateCommand,
   type CreateLaunchTemplateCommandInput,
   type CreateLaunchTemplateCommandOutput,
+  CreateTagsCommand,
+  type CreateTagsCommandInput,
   DeleteLaunchTemplateCommand,
   type DeleteLaunchTemplateCommandInput,
   DescribeAvailabilityZonesCommand,
@@ -99,6 +101,8 @@ export interface EC2Api {
   createLaunchTemplate(input: CreateLaunchTemplateCommandInput): Promise<CreateLaunchTemplateCommandOutput>;
   createFleet(input: CreateFleetCommandInput): Promise<CreateFleetCommandOutput>;
   describeInstances(input: DescribeInstancesCommandInput): Promise<DescribeInstancesCommandOutput>;
+  /** A launched claim's own tags (karpenter.sh/nodeclaim, Name) after a batched launch. */
+  createTags(input: CreateTagsCommandInput): Promise<unknown>;
   describeCapacityReservations(
     input: DescribeCapacityReservationsCommandInput,
   ): Promise<DescribeCapacityReservationsCommandOutput>;
@@ -154,6 +158,7 @@ export function ec2Api(client: Sender): EC2Api {
     createLaunchTemplate: (i) => client.send(new CreateLaunchTemplateCommand(i)),
     createFleet: (i) => client.send(new CreateFleetCommand(i)),
     describeInstances: (i) => client.send(new DescribeInstancesCommand(i)),
+    createTags: (i) => client.send(new CreateTagsCommand(i)),
     describeCapacityReservations: (i) => client.send(new DescribeCapacityReservationsCommand(i)),
     describePlacementGroups: (i) => client.send(new DescribePlacementGroupsCommand(i)),
     deleteLaunchTemplate: (i) => client.send(new DeleteLaunchTemplateCommand(i)),

@@ -58,6 +58,8 @@ export interface RuntimeSettings {
   kubeEndpoint?: string;
   /** Karpenter's isolatedVPC: no route to the Pricing API or IAM, so neither is ever called. */
   isolatedVPC?: boolean;
+  /** Launch batches in flight at once (the Provisioner's launchConcurrency prop). */
+  launchConcurrency?: number;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
@@ -81,10 +83,21 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSetti
     throw new Error(`environment variable ${ENV.isolatedVPC} is "${isolated}": use "true" or "false"`);
   }
   const kubeEndpoint = env[ENV.kubeEndpoint];
+  const concurrency = env[ENV.launchConcurrency];
+  if (
+    concurrency !== undefined &&
+    concurrency !== '' &&
+    !(Number.isInteger(Number(concurrency)) && Number(concurrency) > 0)
+  ) {
+    throw new Error(
+      `environment variable ${ENV.launchConcurrency} is "${concurrency}": use a whole number of at least 1`,
+    );
+  }
   return {
     ...settings,
     ...(kubeEndpoint ? { kubeEndpoint } : {}),
     ...(isolated === 'true' ? { isolatedVPC: true } : {}),
+    ...(concurrency ? { launchConcurrency: Number(concurrency) } : {}),
   };
 }
 

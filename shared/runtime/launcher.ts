@@ -7,7 +7,9 @@
 // launches nothing (the error sends the batch back).
 
 import type { EC2NodeClass } from '../apis/v1/types';
+import { DEFAULT_LAUNCH_CONCURRENCY } from '../contracts';
 import { launchClaimFromPlan } from '../launch/claim';
+import type { LaunchClaim } from '../launch/request';
 import { nodeClaimFromPlan } from '../nodeclaim';
 import { launchedRecord, launchRecord } from '../nodeclaim/launch-record';
 import { isConditionTrue, type NodeClaimRecord } from '../nodeclaim/record';
@@ -21,8 +23,10 @@ import {
   type LaunchedInstance,
   type ResolvedNodeClass,
 } from '../providers/instance';
+import type { BatchingInstanceLauncher, BatchLaunched } from '../providers/instance/batch';
 import type { NodeClaimStore } from '../providers/state';
-import type { ClaimLauncher, NodeClaimToLaunch } from './provision';
+import { LAUNCH_BATCH_ANNOTATION, planLaunchBatches } from './launch-batches';
+import type { ClaimLauncher, ClaimLaunchResult, LaunchAllOptions, NodeClaimToLaunch } from './provision';
 
 /** How long a resolved node class is reused: subnets' free IPs and AMIs change slowly. */
 export const NODECLASS_CACHE_TTL_MS = 60_000;
@@ -31,10 +35,17 @@ export interface AwsClaimLauncherDeps {
   nodeClasses: EC2NodeClass[];
   cluster: () => Promise<Cluster>;
   resolver: Omit<NodeClassResolverDeps, 'k8sVersion' | 'clock' | 'mode'>;
-  launcher: Pick<InstanceLauncher, 'launch'>;
+  /** With launchBatch and tagClaim, identical claims launch together (launchAll). */
+  launcher: Pick<InstanceLauncher, 'launch'> & Partial<Pick<BatchingInstanceLauncher, 'launchBatch' | 'tagClaim'>>;
   records: Pick<NodeClaimStore, 'getNodeClaim' | 'createNodeClaim' | 'updateNodeClaim' | 'deleteNodeClaim'>;
   clock: Clock;
 }
+
+/** Time kept back when the invocation nears its end: a batch started later might not be recorded. */
+export const LAUNCH_RESERVE_MS = 20_000;
+
+/** Record writes at once (one DynamoDB round trip each). */
+const RECORD_CONCURRENCY = 16;
 
 /** Conditional updates tried when completing a record another function is updating at the same time. */
 const RECORD_UPDATE_ATTEMPTS = 3;
@@ -99,6 +110,169 @@ export class AwsClaimLauncher implements ClaimLauncher {
     return launched;
   }
 
+  /**
+   * Launches a decision's claims: every record first (the to-do list, each naming its launch batch),
+   * then one CreateFleet per batch of identical claims, a few batches at a time, each member's record
+   * completed and its instance tagged as its instance comes back. Batches not started when the
+   * invocation nears its end come back `deferred`: their records wait for the next invocation.
+   */
+  async launchAll(
+    requests: readonly NodeClaimToLaunch[],
+    options: LaunchAllOptions = {},
+  ): Promise<ClaimLaunchResult[]> {
+    const { launchBatch, tagClaim } = this.deps.launcher;
+    if (!launchBatch || !tagClaim) {
+      return mapLimit(requests, options.concurrency ?? 8, async (r) => this.settleOne(r, () => this.launch(r)));
+    }
+    const results: ClaimLaunchResult[] = [];
+    const prepared: Prepared[] = [];
+    for (const request of requests) {
+      try {
+        prepared.push(this.prepare(request));
+      } catch (error) {
+        results.push({ nodeClaimName: request.nodeClaimName, error });
+      }
+    }
+    const planned = planLaunchBatches(prepared);
+    const written = await mapLimit(
+      planned.flatMap((b) => b.members.map((member) => ({ member, batch: b.id }))),
+      RECORD_CONCURRENCY,
+      async ({ member, batch }) => {
+        try {
+          const record = await this.ensureRecord(withAnnotation(this.recordOf(member), LAUNCH_BATCH_ANNOTATION, batch));
+          return { member, record };
+        } catch (error) {
+          results.push({ nodeClaimName: member.claim.nodeClaimName, error });
+          return undefined;
+        }
+      },
+    );
+    // A redelivered claim keeps the batch its record names: that is where its instance may be.
+    const byBatch = new Map<string, { member: Prepared; record: NodeClaimRecord }[]>();
+    for (const entry of written) {
+      if (!entry) continue;
+      const id = entry.record.metadata.annotations[LAUNCH_BATCH_ANNOTATION] ?? entry.member.claim.nodeClaimName;
+      byBatch.set(id, [...(byBatch.get(id) ?? []), entry]);
+    }
+    const remaining = options.remainingMs ?? (() => Number.POSITIVE_INFINITY);
+    const batches = [...byBatch.entries()];
+    const launched = await mapLimit(
+      batches,
+      options.concurrency ?? DEFAULT_LAUNCH_CONCURRENCY,
+      async ([id, members]) => {
+        if (remaining() < LAUNCH_RESERVE_MS) {
+          return members.map(({ member }) => ({ nodeClaimName: member.claim.nodeClaimName, deferred: true as const }));
+        }
+        return this.launchMembers(id, members);
+      },
+    );
+    return [...results, ...launched.flat()];
+  }
+
+  private prepare(request: NodeClaimToLaunch): Prepared {
+    const { nodeClaimName, nodePool, claim } = request;
+    const nodeClass = this.nodeClassOf(nodePool);
+    return { request, nodeClass, claim: launchClaimFromPlan({ nodeClaimName, claim, nodePool, nodeClass }) };
+  }
+
+  private recordOf({ request, nodeClass }: Prepared): NodeClaimRecord {
+    const { nodeClaimName, nodePool, claim } = request;
+    const shaped = nodeClaimFromPlan({ claim, nodePool, nodeClass, seed: nodeClaimName });
+    return launchRecord({
+      shaped: { ...shaped, name: nodeClaimName },
+      claim,
+      nodePool,
+      nodeClass,
+      now: this.deps.clock(),
+    });
+  }
+
+  /** One batch: its launched members recorded and tagged, the others with their error. */
+  private async launchMembers(
+    batchId: string,
+    members: readonly { member: Prepared; record: NodeClaimRecord }[],
+  ): Promise<ClaimLaunchResult[]> {
+    const { launchBatch, tagClaim } = this.deps.launcher;
+    const first = members[0];
+    if (!first || !launchBatch || !tagClaim) return [];
+    const done: ClaimLaunchResult[] = [];
+    const toLaunch = members.filter(({ member, record }) => {
+      const id = instanceIdOfRecord(record);
+      if (!id) return true;
+      // Launched by an earlier attempt: its record says where.
+      done.push({ nodeClaimName: member.claim.nodeClaimName, launched: launchedFromRecord(record, id) });
+      return false;
+    });
+    if (toLaunch.length === 0) return done;
+    let outcome: Map<string, BatchLaunched | Error>;
+    try {
+      const resolved = await this.resolve(first.member.nodeClass);
+      outcome =
+        toLaunch.length === 1
+          ? await this.single(first.member)
+          : await launchBatch.call(
+              this.deps.launcher,
+              toLaunch.map(({ member }) => member.claim),
+              resolved,
+              batchId,
+            );
+    } catch (error) {
+      return [...done, ...toLaunch.map(({ member }) => ({ nodeClaimName: member.claim.nodeClaimName, error }))];
+    }
+    const settled = await Promise.all(
+      toLaunch.map(async ({ member, record }) => {
+        const name = member.claim.nodeClaimName;
+        const got = outcome.get(name) ?? new Error(`NodeClaim ${name}: the batch returned nothing for it`);
+        if (got instanceof Error) {
+          if (got instanceof InsufficientCapacityError || got instanceof LaunchError) {
+            await this.deps.records.deleteNodeClaim(name);
+          }
+          return { nodeClaimName: name, error: got };
+        }
+        try {
+          await this.recordLaunch(record, got, member.claim.instanceTypes);
+          if (!got.tagged) await tagClaim.call(this.deps.launcher, got.instanceId, name, member.nodeClass);
+          const { tagged: _tagged, ...instance } = got;
+          return { nodeClaimName: name, launched: instance };
+        } catch (error) {
+          return { nodeClaimName: name, error };
+        }
+      }),
+    );
+    return [...done, ...settled];
+  }
+
+  /** A batch of one launches as a single claim: its own tags and token at launch. */
+  private async single(member: Prepared): Promise<Map<string, BatchLaunched | Error>> {
+    const name = member.claim.nodeClaimName;
+    try {
+      const launched = await this.deps.launcher.launch(member.claim, await this.resolve(member.nodeClass));
+      return new Map([[name, { ...launched, tagged: true }]]);
+    } catch (error) {
+      return new Map([[name, error instanceof Error ? error : new Error(String(error))]]);
+    }
+  }
+
+  private nodeClassOf(nodePool: NodeClaimToLaunch['nodePool']): EC2NodeClass {
+    const ref = nodePool.spec.template.spec.nodeClassRef.name;
+    const nodeClass = this.deps.nodeClasses.find((c) => c.metadata.name === ref);
+    if (!nodeClass) {
+      throw new Error(`NodePool/${nodePool.metadata.name}: EC2NodeClass/${ref} is not in the bundled configuration`);
+    }
+    return nodeClass;
+  }
+
+  private async settleOne(
+    request: NodeClaimToLaunch,
+    work: () => Promise<LaunchedInstance>,
+  ): Promise<ClaimLaunchResult> {
+    try {
+      return { nodeClaimName: request.nodeClaimName, launched: await work() };
+    } catch (error) {
+      return { nodeClaimName: request.nodeClaimName, error };
+    }
+  }
+
   /** The claim's record: the one a previous attempt wrote, or a new one (first writer wins). */
   private async ensureRecord(record: NodeClaimRecord): Promise<NodeClaimRecord> {
     const name = record.metadata.name;
@@ -139,4 +313,45 @@ export class AwsClaimLauncher implements ClaimLauncher {
         'marked Launched (changed or deleted concurrently); the batch is retried and finds the instance',
     );
   }
+}
+
+interface Prepared {
+  request: NodeClaimToLaunch;
+  nodeClass: EC2NodeClass;
+  claim: LaunchClaim;
+}
+
+function withAnnotation(record: NodeClaimRecord, key: string, value: string): NodeClaimRecord {
+  return { ...record, metadata: { ...record.metadata, annotations: { ...record.metadata.annotations, [key]: value } } };
+}
+
+function instanceIdOfRecord(record: NodeClaimRecord): string | undefined {
+  if (!isConditionTrue(record, 'Launched')) return undefined;
+  const id = record.status.providerID?.split('/').pop();
+  return id?.startsWith('i-') ? id : undefined;
+}
+
+/** A claim an earlier attempt launched, as its record describes it. */
+function launchedFromRecord(record: NodeClaimRecord, instanceId: string): LaunchedInstance {
+  const labels = record.metadata.labels;
+  const capacityType = labels['karpenter.sh/capacity-type'];
+  return {
+    instanceId,
+    instanceType: labels['node.kubernetes.io/instance-type'] ?? '',
+    zone: labels['topology.kubernetes.io/zone'] ?? '',
+    capacityType: capacityType === 'spot' || capacityType === 'reserved' ? capacityType : 'on-demand',
+    ...(record.status.imageID ? { imageId: record.status.imageID } : {}),
+    existing: true,
+  };
+}
+
+/** `work` over the items, at most `limit` at once, results in item order. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i] as T);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
 }

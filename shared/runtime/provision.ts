@@ -49,9 +49,25 @@ export interface NodeClaimToLaunch {
   claim: PlannedNodeClaim;
 }
 
+/** What became of one claim of a decision's launches. */
+export type ClaimLaunchResult =
+  | { nodeClaimName: string; launched: LaunchedInstance }
+  | { nodeClaimName: string; error: unknown }
+  /** Not started before the invocation neared its end: its record waits for the next one. */
+  | { nodeClaimName: string; deferred: true };
+
+export interface LaunchAllOptions {
+  /** Milliseconds this invocation has left (Lambda's getRemainingTimeInMillis). */
+  remainingMs?: () => number;
+  /** Launches (batches, where the launcher batches) in flight at once. */
+  concurrency?: number;
+}
+
 /** Turns a planned claim into an instance (shared/providers/instance under the hood). */
 export interface ClaimLauncher {
   launch(request: NodeClaimToLaunch): Promise<LaunchedInstance>;
+  /** The decision's claims at once, identical ones in one CreateFleet (see launcher.ts). */
+  launchAll?(requests: readonly NodeClaimToLaunch[], options?: LaunchAllOptions): Promise<ClaimLaunchResult[]>;
 }
 
 export interface LaunchedClaim {
@@ -96,13 +112,26 @@ export interface ProvisionDeps extends Telemetry {
   launcher: ClaimLauncher;
   events: { nodeClaimsLaunched(detail: NodeClaimsLaunchedDetail): Promise<void> };
   clock: Clock;
-  /** Claims launched at once (default 8). */
+  /** Launches in flight at once: claims, or batches of identical claims where the launcher batches. */
   launchConcurrency?: number;
+}
+
+export interface ProvisionOptions {
+  /** Milliseconds the invocation has left: launches not started near the end wait for the next one. */
+  remainingMs?: () => number;
 }
 
 /** A launch failed for a reason retrying may cure (throttling, API errors): the batch goes back. */
 export class RetryableProvisionError extends Error {
-  override readonly name = 'RetryableProvisionError';
+  override readonly name: string = 'RetryableProvisionError';
+}
+
+/**
+ * The decision's records are written but some of its launches were not started before the
+ * invocation's end: the batch comes back and the next invocation launches them from their records.
+ */
+export class LaunchesPendingError extends RetryableProvisionError {
+  override readonly name: string = 'LaunchesPendingError';
 }
 
 export interface ProvisionReport {
@@ -129,8 +158,95 @@ function priceOf(claim: PlannedNodeClaim, launched: LaunchedInstance): number {
   return offering?.price ?? claim.offering.price;
 }
 
-async function inBatches<T>(items: readonly T[], size: number, work: (item: T) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
+/** The launches of a decision: batched where the launcher batches, else a few claims at a time. */
+async function launchClaims(
+  deps: ProvisionDeps,
+  requests: readonly NodeClaimToLaunch[],
+  options: ProvisionOptions,
+): Promise<ClaimLaunchResult[]> {
+  if (deps.launcher.launchAll) {
+    return deps.launcher.launchAll(requests, {
+      ...(options.remainingMs ? { remainingMs: options.remainingMs } : {}),
+      ...(deps.launchConcurrency !== undefined ? { concurrency: deps.launchConcurrency } : {}),
+    });
+  }
+  const out: ClaimLaunchResult[] = [];
+  const size = deps.launchConcurrency ?? 8;
+  for (let i = 0; i < requests.length; i += size) {
+    const slice = requests.slice(i, i + size);
+    out.push(
+      ...(await Promise.all(
+        slice.map(async (r): Promise<ClaimLaunchResult> => {
+          try {
+            return { nodeClaimName: r.nodeClaimName, launched: await deps.launcher.launch(r) };
+          } catch (error) {
+            return { nodeClaimName: r.nodeClaimName, error };
+          }
+        }),
+      )),
+    );
+  }
+  return out;
+}
+
+async function settleLaunched(
+  deps: ProvisionDeps,
+  detail: NodeClaimsLaunchedDetail,
+  claim: PlannedNodeClaim,
+  name: string,
+  launched: LaunchedInstance,
+  expiresAt: number,
+): Promise<void> {
+  const uids = claim.pods.map(podUid);
+  const fields = { nodeclaim: name, nodePool: claim.nodePool, pods: uids.length };
+  if (!launched.existing) {
+    deps.metrics.record(METRIC.launches, 'Count', 1, { capacityType: launched.capacityType });
+  }
+  const nominated = await deps.state.nominate({
+    nodeClaimName: name,
+    nodePool: claim.nodePool,
+    podUids: uids,
+    expiresAt,
+  });
+  if (!nominated) deps.log.warn('pods already nominated elsewhere', fields);
+  detail.nodeClaims.push({
+    nodeClaimName: name,
+    nodePool: claim.nodePool,
+    instanceId: launched.instanceId,
+    instanceType: launched.instanceType,
+    zone: launched.zone,
+    capacityType: launched.capacityType,
+    price: priceOf(claim, launched),
+    pods: claim.pods.map(podKey),
+    existing: launched.existing,
+  });
+  deps.log.info(launched.existing ? 'nodeclaim already launched' : 'nodeclaim launched', {
+    ...fields,
+    instanceId: launched.instanceId,
+    instanceType: launched.instanceType,
+    zone: launched.zone,
+    capacityType: launched.capacityType,
+  });
+}
+
+function settleFailed(
+  deps: ProvisionDeps,
+  detail: NodeClaimsLaunchedDetail,
+  claim: PlannedNodeClaim,
+  name: string,
+  error: unknown,
+  retryable: string[],
+): void {
+  const capacity = error instanceof InsufficientCapacityError;
+  if (capacity) deps.metrics.record(METRIC.capacityErrors, 'Count', 1, { nodePool: claim.nodePool });
+  if (!capacity && !(error instanceof LaunchError)) retryable.push(`${name}: ${errorMessage(error)}`);
+  deps.log.error('nodeclaim launch failed', {
+    nodeclaim: name,
+    nodePool: claim.nodePool,
+    pods: claim.pods.length,
+    error: errorMessage(error),
+  });
+  for (const pod of claim.pods) detail.unschedulable.push({ pod: podKey(pod), reasons: [errorMessage(error)] });
 }
 
 interface Decision {
@@ -243,7 +359,11 @@ async function announce(deps: ProvisionDeps, detail: NodeClaimsLaunchedDetail): 
 }
 
 /** Plans and launches for one batch; throws RetryableProvisionError when the batch should come back. */
-export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Promise<ProvisionReport> {
+export async function provision(
+  deps: ProvisionDeps,
+  batch: ProvisionBatch,
+  options: ProvisionOptions = {},
+): Promise<ProvisionReport> {
   const started = deps.clock();
   const { result, capacity, ignored, pending, alreadyNominated, priceSource } = await decide(deps, batch);
   const decisionMs = deps.clock() - started;
@@ -299,52 +419,31 @@ export async function provision(deps: ProvisionDeps, batch: ProvisionBatch): Pro
   }
 
   const retryable: string[] = [];
-  await inBatches(result.nodeClaims, deps.launchConcurrency ?? 8, async (claim) => {
-    const uids = claim.pods.map(podUid);
-    const name = nodeClaimName(claim.nodePool, batch.observedAt, uids);
+  const requests: NodeClaimToLaunch[] = [];
+  const claimOf = new Map<string, PlannedNodeClaim>();
+  for (const claim of result.nodeClaims) {
+    const name = nodeClaimName(claim.nodePool, batch.observedAt, claim.pods.map(podUid));
     const nodePool = deps.nodePools.find((p) => p.metadata.name === claim.nodePool);
-    if (!nodePool) return;
-    const fields = { nodeclaim: name, nodePool: claim.nodePool, pods: uids.length };
-    try {
-      const launched = await deps.launcher.launch({ nodeClaimName: name, nodePool, claim });
-      if (!launched.existing) {
-        deps.metrics.record(METRIC.launches, 'Count', 1, { capacityType: launched.capacityType });
-      }
-      const nominated = await deps.state.nominate({
-        nodeClaimName: name,
-        nodePool: claim.nodePool,
-        podUids: uids,
-        expiresAt,
-      });
-      if (!nominated) deps.log.warn('pods already nominated elsewhere', fields);
-      detail.nodeClaims.push({
-        nodeClaimName: name,
-        nodePool: claim.nodePool,
-        instanceId: launched.instanceId,
-        instanceType: launched.instanceType,
-        zone: launched.zone,
-        capacityType: launched.capacityType,
-        price: priceOf(claim, launched),
-        pods: claim.pods.map(podKey),
-        existing: launched.existing,
-      });
-      deps.log.info(launched.existing ? 'nodeclaim already launched' : 'nodeclaim launched', {
-        ...fields,
-        instanceId: launched.instanceId,
-        instanceType: launched.instanceType,
-        zone: launched.zone,
-        capacityType: launched.capacityType,
-      });
-    } catch (error) {
-      const capacity = error instanceof InsufficientCapacityError;
-      if (capacity) deps.metrics.record(METRIC.capacityErrors, 'Count', 1, { nodePool: claim.nodePool });
-      if (!capacity && !(error instanceof LaunchError)) retryable.push(`${name}: ${errorMessage(error)}`);
-      deps.log.error('nodeclaim launch failed', { ...fields, error: errorMessage(error) });
-      for (const pod of claim.pods) detail.unschedulable.push({ pod: podKey(pod), reasons: [errorMessage(error)] });
-    }
-  });
-
+    if (!nodePool) continue;
+    requests.push({ nodeClaimName: name, nodePool, claim });
+    claimOf.set(name, claim);
+  }
+  const launched = await launchClaims(deps, requests, options);
+  let deferred = 0;
+  for (const outcome of launched) {
+    const claim = claimOf.get(outcome.nodeClaimName);
+    if (!claim) continue;
+    if ('deferred' in outcome) deferred++;
+    else if ('launched' in outcome)
+      await settleLaunched(deps, detail, claim, outcome.nodeClaimName, outcome.launched, expiresAt);
+    else settleFailed(deps, detail, claim, outcome.nodeClaimName, outcome.error, retryable);
+  }
   await announce(deps, detail);
+  if (deferred > 0) {
+    throw new LaunchesPendingError(
+      `${deferred} NodeClaim(s) not launched before the invocation's end; their records are written and the next invocation launches them`,
+    );
+  }
   if (retryable.length > 0) {
     throw new RetryableProvisionError(`${retryable.length} NodeClaim launch(es) failed: ${retryable.join('; ')}`);
   }

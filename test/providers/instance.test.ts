@@ -160,6 +160,8 @@ function setup(fleet: (input: CreateFleetCommandInput, call: number) => CreateFl
     sleep: async (ms) => {
       sleeps.push(ms);
     },
+    // The top of the jitter range: the waits are the backoff itself.
+    random: () => 1,
   });
   return { ec2, launcher, unavailable, clock, ensured, invalidated, sleeps };
 }

@@ -26,9 +26,10 @@ import { realSleep, type Sleep } from '../clock';
 import type { LaunchTemplateProvider } from '../launchtemplate';
 import type { EC2Api } from '../ports';
 import { InflightIPs } from '../subnet';
+import { throttleBackoffMs } from '../throttle';
 import { scopeKey, type UnavailableOfferings, type UnavailableScope } from '../unavailableofferings';
 
-export type InstancePort = Pick<EC2Api, 'createFleet' | 'describeInstances'>;
+export type InstancePort = Pick<EC2Api, 'createFleet' | 'describeInstances'> & Partial<Pick<EC2Api, 'createTags'>>;
 
 /**
  * A planned NodeClaim: what to launch. See LaunchClaim for every field; `requirements` (the
@@ -92,6 +93,8 @@ export interface InstanceLauncherDeps {
   /** Own retries of a throttled call, on top of the SDK's. */
   throttleRetries?: number;
   throttleBaseDelayMs?: number;
+  /** Jitter source for the throttling backoff (full jitter: a wait between 0 and the backoff). */
+  random?: () => number;
   /** Shared across launches of one process so each launch sees the IPs the previous ones took. */
   inflightIPs?: InflightIPs;
   /**
@@ -111,17 +114,20 @@ export function isSpreadPlacementGroupLimit(failure: Pick<OfferingFailure, 'code
   return /placement ?group/i.test(text) && /spread/i.test(text) && /limit|maximum|exceed/i.test(text);
 }
 
-const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped'];
+/** The longest wait between two attempts of a throttled call. */
+const THROTTLE_MAX_DELAY_MS = 20_000;
+
+export const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped'];
 const DEAD_STATES = new Set(['shutting-down', 'terminated']);
 
-function capacityTypeOf(instance: Instance): CapacityType {
+export function capacityTypeOf(instance: Instance): CapacityType {
   // Only reserved launches target a reservation (the others send preference "none").
   if (instance.CapacityReservationId) return 'reserved';
   return instance.InstanceLifecycle === 'spot' ? 'spot' : 'on-demand';
 }
 
 /** Per-launch bookkeeping the retries share. */
-interface LaunchState {
+export interface LaunchState {
   failures: OfferingFailure[];
   /** Cache keys this launch saw fail, honoured even if the cache port is eventually consistent. */
   failedHere: Set<string>;
@@ -130,10 +136,10 @@ interface LaunchState {
 }
 
 export class InstanceLauncher {
-  private readonly sleep: Sleep;
-  private readonly inflight: InflightIPs;
+  protected readonly sleep: Sleep;
+  protected readonly inflight: InflightIPs;
 
-  constructor(private readonly deps: InstanceLauncherDeps) {
+  constructor(protected readonly deps: InstanceLauncherDeps) {
     this.sleep = deps.sleep ?? realSleep;
     this.inflight = deps.inflightIPs ?? new InflightIPs();
   }
@@ -195,7 +201,7 @@ export class InstanceLauncher {
   }
 
   /** The launched instance, or 'retry' after recording what failed; throws when nothing can help. */
-  private async outcome(
+  protected async outcome(
     request: LaunchRequest,
     resolved: ResolvedNodeClass,
     plan: PlannedLaunch,
@@ -257,7 +263,7 @@ export class InstanceLauncher {
    * reservation), the subnet when it ran out of addresses, the whole spot capacity type when its
    * service-linked role is missing. False when the error is not about capacity.
    */
-  private async markCapacityFailure(
+  protected async markCapacityFailure(
     error: CreateFleetError,
     failure: OfferingFailure,
     plan: PlannedLaunch,
@@ -299,13 +305,13 @@ export class InstanceLauncher {
     return true;
   }
 
-  private async markScope(state: LaunchState, scope: UnavailableScope, reason: string): Promise<void> {
+  protected async markScope(state: LaunchState, scope: UnavailableScope, reason: string): Promise<void> {
     await this.deps.unavailable.markScopeUnavailable(scope, reason);
     state.failedHere.add(scopeKey(scope));
   }
 
   /** Drops the plan's templates from the cache once, so the next attempt recreates them. */
-  private refreshTemplates(code: string | undefined, plan: PlannedLaunch, state: LaunchState): boolean {
+  protected refreshTemplates(code: string | undefined, plan: PlannedLaunch, state: LaunchState): boolean {
     if (!code || !LAUNCH_TEMPLATE_NOT_FOUND_CODES.has(code) || state.templatesRefreshed) return false;
     state.templatesRefreshed = true;
     for (const t of plan.templates) this.deps.launchTemplates.invalidate(t.input.LaunchTemplateName ?? '');
@@ -313,7 +319,7 @@ export class InstanceLauncher {
   }
 
   /** Whether EC2 says the instance is gone; an instance it does not know yet is new, so alive. */
-  private async isDead(instanceId: string): Promise<boolean> {
+  protected async isDead(instanceId: string): Promise<boolean> {
     try {
       const out = await this.retryThrottled(() => this.deps.ec2.describeInstances({ InstanceIds: [instanceId] }));
       const instance = (out.Reservations ?? [])
@@ -326,7 +332,7 @@ export class InstanceLauncher {
     }
   }
 
-  private launchedInstance(
+  protected launchedInstance(
     plan: PlannedLaunch,
     launched: NonNullable<CreateFleetCommandOutput['Instances']>[number],
     instanceId: string,
@@ -361,7 +367,7 @@ export class InstanceLauncher {
   }
 
   /** The cache read once per attempt into sync predicates for the pure planner. */
-  private async availability(
+  protected async availability(
     request: LaunchRequest,
     resolved: ResolvedNodeClass,
     failedHere: ReadonlySet<string>,
@@ -401,7 +407,7 @@ export class InstanceLauncher {
     };
   }
 
-  private failureOf(
+  protected failureOf(
     error: CreateFleetError,
     capacityType: CapacityType,
     zoneOfSubnet: Map<string, string>,
@@ -415,7 +421,7 @@ export class InstanceLauncher {
     };
   }
 
-  private async retryThrottled<T>(call: () => Promise<T>): Promise<T> {
+  protected async retryThrottled<T>(call: () => Promise<T>): Promise<T> {
     const retries = this.deps.throttleRetries ?? 4;
     const base = this.deps.throttleBaseDelayMs ?? 500;
     for (let attempt = 0; ; attempt++) {
@@ -433,7 +439,7 @@ export class InstanceLauncher {
           }
           throw error;
         }
-        await this.sleep(base * 2 ** attempt);
+        await this.sleep(throttleBackoffMs(attempt, base, THROTTLE_MAX_DELAY_MS, this.deps.random));
       }
     }
   }

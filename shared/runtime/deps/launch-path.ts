@@ -8,14 +8,16 @@ import { IAMClient } from '@aws-sdk/client-iam';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import type { NodeClassResolverDeps } from '../../nodeclass/readiness';
 import { CapacityReservationProvider } from '../../providers/capacityreservation';
+import { realSleep } from '../../providers/clock';
 import { ClusterProvider } from '../../providers/cluster';
-import { InstanceLauncher } from '../../providers/instance';
+import { BatchingInstanceLauncher } from '../../providers/instance/batch';
 import { InstanceProfileProvider } from '../../providers/instanceprofile';
 import { LaunchTemplateProvider } from '../../providers/launchtemplate';
 import { PlacementGroupProvider } from '../../providers/placementgroup';
 import { type EC2Api, ec2Api, eksApi, iamApi, type SSMApi, ssmApi } from '../../providers/ports';
 import { SecurityGroupProvider } from '../../providers/securitygroup';
 import { SubnetProvider } from '../../providers/subnet';
+import { pacedEc2 } from '../../providers/throttle';
 import { StateUnavailableOfferings } from '../../providers/unavailableofferings';
 import { clientConfig, type Runtime } from '../environment';
 
@@ -25,7 +27,7 @@ export interface LaunchPath {
   clusterProvider: ClusterProvider;
   reservations: CapacityReservationProvider;
   resolver: Omit<NodeClassResolverDeps, 'amis' | 'k8sVersion' | 'clock' | 'mode'>;
-  instanceLauncher: InstanceLauncher;
+  instanceLauncher: BatchingInstanceLauncher;
 }
 
 export function launchPath(runtime: Runtime): LaunchPath {
@@ -48,8 +50,11 @@ export function launchPath(runtime: Runtime): LaunchPath {
       capacityReservations: reservations,
       placementGroups: new PlacementGroupProvider(ec2, { clock }),
     },
-    instanceLauncher: new InstanceLauncher({
-      ec2,
+    instanceLauncher: new BatchingInstanceLauncher({
+      // Launch-path calls wait for EC2's request and instance tokens (shared/providers/throttle.ts).
+      ec2: pacedEc2(ec2, clock, realSleep),
+      // Pacing keeps throttling rare; what still comes back is retried longer rather than dropped.
+      throttleRetries: 8,
       launchTemplates: new LaunchTemplateProvider(ec2, clock),
       unavailable: new StateUnavailableOfferings(runtime.state, clock),
       clusterName: settings.cluster,

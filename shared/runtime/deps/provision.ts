@@ -51,6 +51,7 @@ export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Pro
       nodeClaimsLaunched: (detail) => runtime.events.publish([{ detailType: DETAIL_TYPE.nodeClaimsLaunched, detail }]),
     },
     clock,
+    ...(settings.launchConcurrency ? { launchConcurrency: settings.launchConcurrency } : {}),
   };
 }
 
