@@ -330,6 +330,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   // --merge is for scheduling figures alone.
   if (!args.includes('--merge')) {
     await runRuntimeBenchmarks(record);
+    const { runBurstBenchmarks } = await import('./burst');
+    await runBurstBenchmarks(record);
     // Loaded here: the tests that import this module's helpers need no bundler.
     const { runBundleBenchmark } = await import('./bundles');
     await runBundleBenchmark(record);

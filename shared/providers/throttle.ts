@@ -43,7 +43,9 @@ export class TokenBucket {
 
   private refill(): void {
     const now = this.clock();
-    this.tokens = Math.min(this.spec.capacity, this.tokens + ((now - this.at) / 1000) * this.spec.refillPerSecond);
+    // A clock set back (tests, a corrected host clock) refills nothing rather than taking tokens away.
+    const elapsed = Math.max(0, now - this.at);
+    this.tokens = Math.min(this.spec.capacity, this.tokens + (elapsed / 1000) * this.spec.refillPerSecond);
     this.at = now;
   }
 

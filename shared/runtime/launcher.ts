@@ -39,6 +39,8 @@ export interface AwsClaimLauncherDeps {
   launcher: Pick<InstanceLauncher, 'launch'> & Partial<Pick<BatchingInstanceLauncher, 'launchBatch' | 'tagClaim'>>;
   records: Pick<NodeClaimStore, 'getNodeClaim' | 'createNodeClaim' | 'updateNodeClaim' | 'deleteNodeClaim'>;
   clock: Clock;
+  /** Resolves a node class without AWS (the burst benchmark); by default `resolver` against AWS. */
+  resolveNodeClass?: (nodeClass: EC2NodeClass) => Promise<ResolvedNodeClass>;
 }
 
 /** Time kept back when the invocation nears its end: a batch started later might not be recorded. */
@@ -66,7 +68,9 @@ export class AwsClaimLauncher implements ClaimLauncher {
     const name = nodeClass.metadata.name;
     let pending = this.resolved.get(name);
     if (!pending) {
+      const resolveNodeClassWith = this.deps.resolveNodeClass;
       pending = (async () => {
+        if (resolveNodeClassWith) return resolveNodeClassWith(nodeClass);
         const cluster = await this.deps.cluster();
         const resolution = await resolveNodeClass(nodeClass, {
           ...this.deps.resolver,

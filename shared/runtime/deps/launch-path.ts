@@ -30,7 +30,11 @@ export interface LaunchPath {
   instanceLauncher: BatchingInstanceLauncher;
 }
 
-export function launchPath(runtime: Runtime): LaunchPath {
+/**
+ * `paced`: the launch calls wait for EC2's tokens (the provision function, which launches bursts);
+ * drift replaces a node or two at a time and keeps the plain port.
+ */
+export function launchPath(runtime: Runtime, options: { paced?: boolean } = {}): LaunchPath {
   const { clients, settings, clock } = runtime;
   const ec2 = ec2Api(clients.ec2);
   const iam = clients.iam ?? new IAMClient(clientConfig(settings.region));
@@ -52,7 +56,7 @@ export function launchPath(runtime: Runtime): LaunchPath {
     },
     instanceLauncher: new BatchingInstanceLauncher({
       // Launch-path calls wait for EC2's request and instance tokens (shared/providers/throttle.ts).
-      ec2: pacedEc2(ec2, clock, realSleep),
+      ec2: options.paced ? pacedEc2(ec2, clock, realSleep) : ec2,
       // Pacing keeps throttling rare; what still comes back is retried longer rather than dropped.
       throttleRetries: 8,
       launchTemplates: new LaunchTemplateProvider(ec2, clock),

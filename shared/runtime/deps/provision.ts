@@ -19,7 +19,7 @@ import { launchPath } from './launch-path';
 
 export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Promise<ProvisionDeps> {
   const { settings, clock } = runtime;
-  const { ec2, ssm, clusterProvider, reservations, resolver, instanceLauncher } = launchPath(runtime);
+  const { ec2, ssm, clusterProvider, reservations, resolver, instanceLauncher } = launchPath(runtime, { paced: true });
   const subnetZones = async (nodeClass: EC2NodeClass) => [
     ...new Set((await resolver.subnets.list(nodeClass.spec.subnetSelectorTerms)).map((s) => s.zone)),
   ];
