@@ -8,6 +8,7 @@
 import type { Context } from 'aws-lambda';
 import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
+import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
 import { driftDeps } from '../../shared/runtime/deps/drift';
 import { type DriftDeps, type DriftReport, parseDriftTrigger, runDrift } from '../../shared/runtime/drift';
 import { buildRuntime } from '../../shared/runtime/environment';
@@ -15,7 +16,11 @@ import { once, type Powertools, powertools } from '../../shared/runtime/powertoo
 
 export type DriftResult = DriftReport | { ignored: string };
 
-export function createHandler(load: () => Promise<DriftDeps>, tools: Powertools) {
+export function createHandler(
+  load: () => Promise<DriftDeps>,
+  tools: Powertools,
+  beforeActing: () => Promise<void> = async () => {},
+) {
   return async (event: unknown, context: Context): Promise<DriftResult> => {
     tools.logger.addContext(context);
     const trigger = parseDriftTrigger(event);
@@ -24,7 +29,9 @@ export function createHandler(load: () => Promise<DriftDeps>, tools: Powertools)
       return { ignored: 'not an AMI State Change or scheduled event' };
     }
     try {
-      const report = await runDrift(await load(), trigger);
+      const deps = await load();
+      await beforeActing();
+      const report = await runDrift(deps, trigger);
       tools.logger.info('drift finished', { ...report });
       return report;
     } catch (error) {
@@ -37,7 +44,9 @@ export function createHandler(load: () => Promise<DriftDeps>, tools: Powertools)
 }
 
 const tools = powertools(SERVICE.drift);
+const runtime = once(async () => buildRuntime());
 export const handler = createHandler(
-  once(async () => driftDeps(buildRuntime(), tools.telemetry)),
+  once(async () => driftDeps(await runtime(), tools.telemetry)),
   tools,
+  runningKarpenterGuard(runtime, tools.telemetry),
 );

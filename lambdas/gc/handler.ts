@@ -19,6 +19,7 @@ import {
   respond,
   type SendResponse,
 } from '../../shared/providers/cfn-response';
+import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
 import { gcDeps, uninstallDeps } from '../../shared/runtime/deps/gc';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { type GcDeps, type GcReport, gcRunFailure, runGarbageCollection } from '../../shared/runtime/gc';
@@ -26,11 +27,17 @@ import { once, type Powertools, powertools } from '../../shared/runtime/powertoo
 import { RunFailedError } from '../../shared/runtime/telemetry';
 import { runUninstall, type UninstallDeps, uninstallSummary } from '../../shared/runtime/uninstall';
 
-export function createHandler(load: () => Promise<GcDeps>, tools: Powertools) {
+export function createHandler(
+  load: () => Promise<GcDeps>,
+  tools: Powertools,
+  beforeActing: () => Promise<void> = async () => {},
+) {
   return async (_event: unknown, context: Context): Promise<GcReport> => {
     tools.logger.addContext(context);
     try {
-      const report = await runGarbageCollection(await load());
+      const deps = await load();
+      await beforeActing();
+      const report = await runGarbageCollection(deps);
       tools.logger.info('gc finished', {
         deleted: report.deleted.length,
         failed: report.failed,
@@ -91,12 +98,14 @@ async function stackEventResponse(
 }
 
 const tools = powertools(SERVICE.gc);
+const runtime = once(async () => buildRuntime());
 const scheduled = createHandler(
-  once(async () => gcDeps(buildRuntime(), tools.telemetry)),
+  once(async () => gcDeps(await runtime(), tools.telemetry)),
   tools,
+  runningKarpenterGuard(runtime, tools.telemetry),
 );
 const stackEvent = createStackEventHandler(
-  once(async () => uninstallDeps(buildRuntime(), tools.telemetry)),
+  once(async () => uninstallDeps(await runtime(), tools.telemetry)),
   tools,
 );
 export const handler = (event: unknown, context: Context): Promise<GcReport | undefined> =>

@@ -6,6 +6,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
+import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
 import { interruptionDeps } from '../../shared/runtime/deps/interruption';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { handleInterruption, type InterruptionDeps } from '../../shared/runtime/interruption';
@@ -14,11 +15,16 @@ import { once, type Powertools, powertools } from '../../shared/runtime/powertoo
 /** Time left to report the batch after the last drain step. */
 export const STOP_MARGIN_MS = 5_000;
 
-export function createHandler(load: () => Promise<Omit<InterruptionDeps, 'invocationDeadline'>>, tools: Powertools) {
+export function createHandler(
+  load: () => Promise<Omit<InterruptionDeps, 'invocationDeadline'>>,
+  tools: Powertools,
+  beforeActing: () => Promise<void> = async () => {},
+) {
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     tools.logger.addContext(context);
     try {
       const loaded = await load();
+      await beforeActing();
       const deps = {
         ...loaded,
         invocationDeadline: loaded.clock() + context.getRemainingTimeInMillis() - STOP_MARGIN_MS,
@@ -44,7 +50,9 @@ export function createHandler(load: () => Promise<Omit<InterruptionDeps, 'invoca
 }
 
 const tools = powertools(SERVICE.interruption);
+const runtime = once(async () => buildRuntime());
 export const handler = createHandler(
-  once(async () => interruptionDeps(buildRuntime(), tools.telemetry)),
+  once(async () => interruptionDeps(await runtime(), tools.telemetry)),
   tools,
+  runningKarpenterGuard(runtime, tools.telemetry),
 );

@@ -6,6 +6,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
+import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
 import { provisionDeps, provisionRetryQueue } from '../../shared/runtime/deps/provision';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { parseProvisionRecords } from '../../shared/runtime/notices';
@@ -27,11 +28,17 @@ export function failedRecord(record: SQSRecord): FailedRecord {
   };
 }
 
-export function createHandler(load: () => Promise<ProvisionDeps>, tools: Powertools, retryQueue: () => RetryQueuePort) {
+export function createHandler(
+  load: () => Promise<ProvisionDeps>,
+  tools: Powertools,
+  retryQueue: () => RetryQueuePort,
+  beforeActing: () => Promise<void> = async () => {},
+) {
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
     tools.logger.addContext(context);
     try {
       const deps = await load();
+      await beforeActing();
       const { batch, rejected } = parseProvisionRecords(event.Records, deps.cluster);
       for (const r of rejected) tools.logger.error('malformed notice acknowledged', { ...r });
       // A hand-built context (tests, local runs) may not say how much time is left: then all of it is.
@@ -60,11 +67,13 @@ export function createHandler(load: () => Promise<ProvisionDeps>, tools: Powerto
 
 const tools = powertools(SERVICE.provision);
 let queue: RetryQueuePort | undefined;
+const runtime = once(async () => buildRuntime());
 export const handler = createHandler(
-  once(async () => provisionDeps(buildRuntime(), tools.telemetry)),
+  once(async () => provisionDeps(await runtime(), tools.telemetry)),
   tools,
   () => {
     queue ??= provisionRetryQueue();
     return queue;
   },
+  runningKarpenterGuard(runtime, tools.telemetry),
 );

@@ -7,6 +7,7 @@
 import type { Context } from 'aws-lambda';
 import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
+import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
 import { watcherDeps } from '../../shared/runtime/deps/watcher';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
@@ -16,11 +17,16 @@ import { runWatcher, type WatcherDeps, type WatcherReport } from '../../shared/r
 /** Time left for the last notice and the log lines after the watch stops. */
 export const STOP_MARGIN_MS = 5_000;
 
-export function createHandler(load: () => Promise<WatcherDeps>, tools: Powertools) {
+export function createHandler(
+  load: () => Promise<WatcherDeps>,
+  tools: Powertools,
+  beforeActing: () => Promise<void> = async () => {},
+) {
   return async (_event: unknown, context: Context): Promise<WatcherReport> => {
     tools.logger.addContext(context);
     try {
       const deps = await load();
+      await beforeActing();
       const stopAt = deps.clock() + context.getRemainingTimeInMillis() - STOP_MARGIN_MS;
       const report = await runWatcher(deps, { stopAt });
       tools.logger.info('watcher finished', { ...report });
@@ -36,7 +42,9 @@ export function createHandler(load: () => Promise<WatcherDeps>, tools: Powertool
 }
 
 const tools = powertools(SERVICE.watcher);
+const runtime = once(async () => buildRuntime());
 export const handler = createHandler(
-  once(async () => watcherDeps(buildRuntime(), tools.telemetry)),
+  once(async () => watcherDeps(await runtime(), tools.telemetry)),
   tools,
+  runningKarpenterGuard(runtime, tools.telemetry),
 );

@@ -22,6 +22,7 @@ import {
   isKubeApiError,
   type KubeClient,
   type KubeEvent,
+  type Lease,
   type ListOptions,
   type NodePatch,
   type ObjectList,
@@ -165,6 +166,10 @@ export class HttpKubeClient implements KubeClient {
 
   listStorageClasses(options: ListOptions = {}): Promise<ObjectList<StorageClass>> {
     return this.list<StorageClass>('/apis/storage.k8s.io/v1/storageclasses', options);
+  }
+
+  listLeases(options: ListOptions = {}): Promise<ObjectList<Lease>> {
+    return this.list<Lease>('/apis/coordination.k8s.io/v1/leases', options);
   }
 
   async deleteNode(name: string): Promise<void> {

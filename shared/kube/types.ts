@@ -79,6 +79,12 @@ export interface PodDisruptionBudget {
   status?: { disruptionsAllowed?: number };
 }
 
+/** The fields of a coordination.k8s.io/v1 Lease karpless reads: who holds it and when it was renewed. */
+export interface Lease {
+  metadata: { name: string; namespace?: string };
+  spec?: { holderIdentity?: string | null; leaseDurationSeconds?: number | null; renewTime?: string | null };
+}
+
 export interface KubeClient {
   listPods(options?: ListOptions): Promise<ObjectList<Pod>>;
   watchPods(options: WatchOptions, onEvent: (event: WatchEvent<Pod>) => void): Promise<WatchResult>;
@@ -111,6 +117,8 @@ export interface KubeClient {
   listPersistentVolumeClaims(options?: ListOptions): Promise<ObjectList<PersistentVolumeClaim>>;
   listPersistentVolumes(options?: ListOptions): Promise<ObjectList<PersistentVolume>>;
   listStorageClasses(options?: ListOptions): Promise<ObjectList<StorageClass>>;
+  /** Leases of every namespace (leader election: whether another controller is running). */
+  listLeases(options?: ListOptions): Promise<ObjectList<Lease>>;
 }
 
 /** What karpless says in an Event: about which object, Normal or Warning, why (CamelCase) and what. */

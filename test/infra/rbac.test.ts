@@ -52,6 +52,7 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['karpenter.sh', 'nodepools/status', 'patch'],
     ['karpenter.k8s.aws', 'ec2nodeclasses', 'list'],
     ['karpenter.k8s.aws', 'ec2nodeclasses/status', 'patch'],
+    ['coordination.k8s.io', 'leases', 'list'],
   ])('allows %s/%s %s, a call karpless makes', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(true);
   });
@@ -67,6 +68,7 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['policy', 'poddisruptionbudgets', 'delete'],
     ['karpenter.sh', 'nodepools', 'patch'],
     ['karpenter.k8s.aws', 'ec2nodeclasses', 'patch'],
+    ['coordination.k8s.io', 'leases', 'update'],
   ])('does not allow %s/%s %s', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(false);
   });
@@ -86,6 +88,7 @@ describe('infra/kubernetes/rbac.yaml: the provision function', () => {
     ['', 'persistentvolumeclaims', 'list'],
     ['', 'persistentvolumes', 'list'],
     ['storage.k8s.io', 'storageclasses', 'list'],
+    ['coordination.k8s.io', 'leases', 'list'],
   ])('allows %s/%s %s, a read of the provision decision', (group, resource, verb) => {
     expect(allowed(group, resource, verb, reader)).toBe(true);
   });
@@ -94,6 +97,13 @@ describe('infra/kubernetes/rbac.yaml: the provision function', () => {
     const verbs = new Set(reader.rules.flatMap((r) => r.verbs));
     expect([...verbs]).toEqual(['list']);
     const resources = reader.rules.flatMap((r) => r.resources).sort();
-    expect(resources).toEqual(['nodes', 'persistentvolumeclaims', 'persistentvolumes', 'pods', 'storageclasses']);
+    expect(resources).toEqual([
+      'leases',
+      'nodes',
+      'persistentvolumeclaims',
+      'persistentvolumes',
+      'pods',
+      'storageclasses',
+    ]);
   });
 });

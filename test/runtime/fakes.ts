@@ -17,6 +17,7 @@ import {
   KubeApiError,
   type KubeClient,
   type KubeEvent,
+  type Lease,
   type ListOptions,
   type NodePatch,
   type ObjectList,
@@ -137,6 +138,7 @@ export class FakeKube implements KubeClient {
   persistentVolumeClaims: PersistentVolumeClaim[] = [];
   persistentVolumes: PersistentVolume[] = [];
   storageClasses: StorageClass[] = [];
+  leases: Lease[] = [];
   volumeAttachments: VolumeAttachment[] = [];
   events: KubeEvent[] = [];
   version = 100;
@@ -281,6 +283,11 @@ export class FakeKube implements KubeClient {
   async listStorageClasses(options?: ListOptions): Promise<ObjectList<StorageClass>> {
     this.record('listStorageClasses', options);
     return this.list(this.storageClasses);
+  }
+
+  async listLeases(options?: ListOptions): Promise<ObjectList<Lease>> {
+    this.record('listLeases', options);
+    return this.list(this.leases);
   }
 
   async patchNode(name: string, patch: NodePatch): Promise<Node> {

@@ -23,6 +23,8 @@ import type { Pod } from '../../../shared/apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { DETAIL_TYPE, EVENT_SOURCE, KUBE, TAG } from '../../../shared/contracts';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
+import { KARPENTER_LEASE, KarpenterRunningError } from '../../../shared/runtime/coexistence';
+import { runningKarpenterGuard } from '../../../shared/runtime/deps/coexistence';
 import { interruptionDeps } from '../../../shared/runtime/deps/interruption';
 import { provisionDeps } from '../../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
@@ -336,5 +338,77 @@ describe('runtime against moto and the fake API server', () => {
     expect(api.getNode(nodeName)).toBeUndefined();
     const state = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
     expect(['shutting-down', 'terminated']).toContain(state.Reservations?.[0]?.Instances?.[0]?.State?.Name);
+  });
+});
+
+describe('beside a running Karpenter (its leader-election Lease held)', () => {
+  const karpenterLease = (renewedMsAgo: number) =>
+    api.putLease({
+      metadata: { name: KARPENTER_LEASE, namespace: 'karpenter' },
+      spec: {
+        holderIdentity: 'karpenter-5f7d8-x2x9p_0c1d',
+        leaseDurationSeconds: 15,
+        renewTime: new Date(Date.now() - renewedMsAgo).toISOString(),
+      },
+    });
+  const guarded = (runtime: 'watcher' | 'provision') =>
+    runningKarpenterGuard(async () => runtimes[runtime], tools.telemetry);
+
+  it('acts on nothing while Karpenter runs, and takes over once it is stopped', async () => {
+    const launched = await account.ec2.send(
+      new RunInstancesCommand({
+        ImageId: 'ami-12c6146b',
+        MinCount: 1,
+        MaxCount: 1,
+        TagSpecifications: [
+          {
+            ResourceType: 'instance',
+            Tags: [
+              { Key: TAG.clusterName, Value: CLUSTER },
+              { Key: TAG.clusterOwned(CLUSTER), Value: 'owned' },
+              { Key: TAG.nodeClaim, Value: 'general-kp7x2' },
+              { Key: TAG.nodePool, Value: 'general' },
+            ],
+          },
+        ],
+      }),
+    );
+    const instanceId = launched.Instances?.[0]?.InstanceId ?? '';
+    const nodeName = 'ip-10-0-1-77.us-west-2.compute.internal';
+    api.addNode(
+      node(nodeName, {
+        providerID: `aws:///us-west-2a/${instanceId}`,
+        labels: { [KUBE.registeredLabel]: 'true', [TAG.nodePool]: 'general' },
+        finalizers: [KUBE.terminationFinalizer],
+      }),
+    );
+    api.deleteNode(nodeName);
+    karpenterLease(3_000);
+    const watcher = watcherHandler(
+      once(() => watcherDeps(runtimes.watcher, tools.telemetry)),
+      tools,
+      guarded('watcher'),
+    );
+    const provision = provisionHandler(
+      once(async () => provisionDeps(runtimes.provision, tools.telemetry)),
+      tools,
+      () => new RecordingRetryQueue(),
+      guarded('provision'),
+    );
+
+    // Both would act (finish the deleted Node, plan a notice): both refuse, as failed runs.
+    await expect(watcher({}, context(8_000))).rejects.toBeInstanceOf(KarpenterRunningError);
+    const response = await provision(sqsEvent(['{}']), context(60_000));
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'm0' }]);
+    expect(api.getNode(nodeName)?.metadata.finalizers).toEqual([KUBE.terminationFinalizer]);
+    const held = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+    expect(held.Reservations?.[0]?.Instances?.[0]?.State?.Name).toBe('running');
+
+    // Karpenter scaled to zero: its Lease is no longer renewed.
+    karpenterLease(10 * 60_000);
+    await watcher({}, context(8_000));
+    expect(api.getNode(nodeName)).toBeUndefined();
+    const gone = await account.ec2.send(new DescribeInstancesCommand({ InstanceIds: [instanceId] }));
+    expect(['shutting-down', 'terminated']).toContain(gone.Reservations?.[0]?.Instances?.[0]?.State?.Name);
   });
 });

@@ -17,6 +17,7 @@ import type {
   StorageClass,
   Workload,
 } from '../../../shared/apis/core/v1';
+import type { Lease } from '../../../shared/kube/types';
 import { discovery } from './discovery';
 import { FakeKubelet } from './kubelet';
 import { evictionRefusal, failure, type PodDisruptionBudget, REASON_BY_CODE, type StatusBody } from './policy';
@@ -285,6 +286,13 @@ export class FakeApiServer {
       'persistentvolumes',
       structuredClone(volume) as unknown as StoredObject,
     ) as unknown as PersistentVolume;
+  }
+
+  /** A Lease as a controller's leader election keeps it (holder, duration, renewTime). */
+  putLease(lease: Lease): Lease {
+    const object = structuredClone(lease) as unknown as StoredObject;
+    object.metadata.namespace ??= 'default';
+    return this.store.put('leases', object) as unknown as Lease;
   }
 
   addStorageClass(storageClass: StorageClass): StorageClass {

@@ -115,6 +115,15 @@ const BUILT_IN: ResourceInfo[] = [
     verbs: ['create', ...READ],
   },
   {
+    resource: 'leases',
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    kind: 'Lease',
+    singular: 'lease',
+    namespaced: true,
+    verbs: READ,
+  },
+  {
     resource: 'customresourcedefinitions',
     group: 'apiextensions.k8s.io',
     version: 'v1',

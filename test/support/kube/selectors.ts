@@ -33,6 +33,10 @@ export const FIELD_GETTERS: Record<string, Record<string, (o: KubeObject) => str
   persistentvolumes: { 'metadata.name': (o) => o.metadata.name },
   storageclasses: { 'metadata.name': (o) => o.metadata.name },
   volumeattachments: { 'metadata.name': (o) => o.metadata.name },
+  leases: {
+    'metadata.name': (o) => o.metadata.name,
+    'metadata.namespace': (o) => o.metadata.namespace ?? '',
+  },
   events: {
     'metadata.name': (o) => o.metadata.name,
     'metadata.namespace': (o) => o.metadata.namespace ?? '',
