@@ -126,6 +126,8 @@ const LEFT_OUT: Record<string, string> = {
   'AWS::Lambda::EventSourceMapping':
     'moto would invoke the function in Docker; the demo receives from the queue and calls the handler in-process instead',
   'AWS::CDK::Metadata': 'CDK bookkeeping only',
+  'Custom::KarplessUninstall':
+    "moto's CloudFormation would invoke the gc function (in Docker) and wait for its answer; the demo never destroys the stack, and the uninstall is tested against moto in test/integration/runtime/gc.test.ts",
   'AWS::Events::EventBusPolicy':
     "moto's CloudFormation does not implement it, and moto evaluates no resource policy: the demo's producers are karpless's own functions",
 };
