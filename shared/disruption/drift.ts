@@ -100,9 +100,19 @@ function claimLabels(subject: DriftSubject): Record<string, string> | undefined 
   return { ...subject.instanceTypeLabels, ...subject.nodeLabels, ...subject.claimLabels };
 }
 
-function requirementsDrift(nodePool: NodePool, labels: Record<string, string> | undefined): string | undefined {
+/**
+ * A key the labels lack drifts only when they are a claim record's: the record holds every label the
+ * decision narrowed, as upstream's NodeClaim does. A node without a record (launched before records,
+ * or labelled by hand) shows only what it was registered with, so an absent key says nothing.
+ */
+function requirementsDrift(
+  nodePool: NodePool,
+  labels: Record<string, string> | undefined,
+  fromRecord: boolean,
+): string | undefined {
   if (!labels) return undefined;
   for (const r of nodePool.spec.template.spec.requirements) {
+    if (!fromRecord && !(r.key in labels)) continue;
     if (!requirementsMatch([r], labels)) {
       return `label ${r.key}=${labels[r.key] ?? '(absent)'} no longer satisfies ${r.key} ${r.operator} ${(r.values ?? []).join(',')}`;
     }
@@ -124,7 +134,7 @@ export function detectDrift(subject: DriftSubject, nodePool: NodePool, today: No
   if (staticDrift(subject, poolTags, nodePoolHash(nodePool))) {
     return { reason: 'NodePoolDrift', detail: `${pool} spec.template changed since the node was launched` };
   }
-  const requirement = requirementsDrift(nodePool, claimLabels(subject));
+  const requirement = requirementsDrift(nodePool, claimLabels(subject), subject.claimLabels !== undefined);
   if (requirement) return { reason: 'RequirementsDrift', detail: `${pool}: ${requirement}` };
   if (subject.instanceTypeNotFound) {
     return {

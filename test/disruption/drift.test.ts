@@ -240,7 +240,11 @@ describe('detectDrift', () => {
     };
     const node = subject(spotOnly, nc, { claimLabels: { 'example.com/team': 'blue' } });
     expect(detectDrift(node, spotOnly, today(nc))).toBeUndefined();
-    expect(detectDrift(subject(spotOnly, nc), spotOnly, today(nc))?.reason).toBe('RequirementsDrift');
+    expect(detectDrift(subject(spotOnly, nc, { claimLabels: {} }), spotOnly, today(nc))?.reason).toBe(
+      'RequirementsDrift',
+    );
+    // Without a record the Node's labels say only what it registered with.
+    expect(detectDrift(subject(spotOnly, nc), spotOnly, today(nc))).toBeUndefined();
   });
 });
 

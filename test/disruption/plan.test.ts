@@ -385,11 +385,28 @@ describe('planDisruption', () => {
       const required = pool([{ nodes: '1' }], {
         requirements: [{ key: 'example.com/team', operator: 'In', values: ['blue'] }],
       });
-      const nodes = [clusterNode('a', 'ami-new', 5, [web('a1')], required)];
-      const plan = planDisruption(input(nodes, required, ami('ami-new')));
+      const entry = clusterNode('a', 'ami-new', 5, [web('a1')], required);
+      // The claim record holds every label the decision narrowed: one without the key is drift.
+      const record = newNodeClaimRecord({
+        name: 'general-a',
+        labels: { 'karpenter.sh/nodepool': 'general' },
+        annotations: {},
+        spec: {
+          nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+          requirements: [],
+          resources: { requests: {} },
+          taints: [],
+          startupTaints: [],
+          expireAfter: 'Never',
+        },
+        now: NOW - 24 * HOUR,
+      });
+      const plan = planDisruption(input([{ ...entry, record }], required, ami('ami-new')));
       expect(plan.decisions.map((d) => d.candidate.detail)).toEqual([
         'RequirementsDrift: NodePool/general: label example.com/team=(absent) no longer satisfies example.com/team In blue',
       ]);
+      // A node without a record shows only what it registered with: an absent key says nothing.
+      expect(planDisruption(input([entry], required, ami('ami-new'))).decisions).toEqual([]);
     });
 
     it('nodeclaim/disruption drift.go areRequirementsDrifted: a NotIn or DoesNotExist requirement on a missing key is no drift', () => {

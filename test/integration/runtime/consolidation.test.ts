@@ -247,7 +247,7 @@ describe('consolidation by the drift function on moto and the fake API server', 
     const first = await s.drift();
     expect(first.consolidation).toMatchObject({
       started: true,
-      command: { kind: 'replace', node: big.metadata.name, replacement: 'm5.large' },
+      command: { kind: 'replace', method: 'single', nodes: [big.metadata.name], replacement: 'm5.large' },
     });
     expect(first.started).toMatchObject([{ node: big.metadata.name, reason: 'Underutilized' }]);
     const replacement = (await s.running()).find((i) => i.InstanceId !== bigId);
@@ -312,9 +312,11 @@ describe('consolidation by the drift function on moto and the fake API server', 
     expect(report.consolidation?.command).toBeUndefined();
     const outcomes = report.consolidation?.considered.map((c) => c.outcome) ?? [];
     expect(outcomes).toContainEqual(
-      expect.stringContaining('PodDisruptionBudget default/guarded allows no disruption'),
+      expect.stringContaining('PodDisruptionBudget default/guarded prevents evicting pod default/web-0'),
     );
-    expect(outcomes).toContainEqual(expect.stringContaining(`annotated ${KUBE.doNotDisruptAnnotation}`));
+    expect(outcomes).toContainEqual(
+      expect.stringContaining(`pod default/web-1 has the "${KUBE.doNotDisruptAnnotation}" annotation`),
+    );
     expect(s.disrupting()).toEqual([]);
     expect(await s.running()).toHaveLength(2);
   });
