@@ -547,7 +547,10 @@ describe('launch on moto', () => {
     });
     const result = await l.launch(claim(env, 'general-throttle'), env.resolved);
     expect(result.existing).toBe(false);
-    expect(sleeps).toEqual([500, 1000]);
+    // Full jitter: each wait is drawn between 0 and the doubling backoff (500 ms, then 1 s).
+    expect(sleeps).toHaveLength(2);
+    expect(sleeps[0]).toBeLessThanOrEqual(500);
+    expect(sleeps[1]).toBeLessThanOrEqual(1000);
     expect(await instancesOfClaim(account, 'general-throttle')).toHaveLength(1);
   });
 

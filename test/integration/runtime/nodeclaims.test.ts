@@ -79,7 +79,8 @@ describe('NodeClaims against moto and the fake API server', () => {
     const registered = fixture.api.getNode(joined.metadata.name);
     expect(registered?.metadata.labels).toMatchObject({ team: 'b', 'karpenter.sh/nodepool': 'teams' });
     expect((await fixture.runtime.state.getNodeClaim(claimOf(instance)))?.metadata.labels.team).toBe('b');
-    expect(pass.bound).toEqual([{ pod: 'default/team-b-1', node: joined.metadata.name }]);
+    // The fixture's cluster is shared by the file's tests (run in random order): other pods may bind too.
+    expect(pass.bound).toContainEqual({ pod: 'default/team-b-1', node: joined.metadata.name });
     expect(fixture.api.getPod('default', 'team-b-1')?.spec.nodeName).toBe(joined.metadata.name);
   }, 120_000);
 
