@@ -92,20 +92,54 @@ function sqsEvent(bodies: string[]): SQSEvent {
   return { Records: bodies.map((body, i) => ({ messageId: `m${i}`, body })) } as unknown as SQSEvent;
 }
 
+const PRESEEDED_CLAIMS = new Set(['general-spot1', 'general-kp7x2']);
+
 async function ourInstances(): Promise<Instance[]> {
   const out = await account.ec2.send(
     new DescribeInstancesCommand({ Filters: [{ Name: `tag:${TAG.clusterName}`, Values: [CLUSTER] }] }),
   );
-  // The interruption test starts an instance of its own (its claim is named general-spot1).
+  // Tests that start instances of their own (registeredNodeOfOurs) name their claims in this set; the
+  // file's tests run in random order, so those are left out wherever they come first.
   return (out.Reservations ?? [])
     .flatMap((r) => r.Instances ?? [])
-    .filter((i) => !(i.Tags ?? []).some((t) => t.Key === TAG.nodeClaim && t.Value === 'general-spot1'));
+    .filter((i) => !(i.Tags ?? []).some((t) => t.Key === TAG.nodeClaim && PRESEEDED_CLAIMS.has(t.Value ?? '')));
 }
 
 function pendingPod(name: string, cpu = '500m'): Pod {
   const p = pod(name, { cpu, owner: { kind: 'ReplicaSet', name: 'web' } });
   p.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
   return p;
+}
+
+/** An instance tagged as one of ours (as Karpenter tags it too) and its registered Node with our finalizer. */
+async function registeredNodeOfOurs(nodeClaim: string, nodeName: string): Promise<string> {
+  const launched = await account.ec2.send(
+    new RunInstancesCommand({
+      ImageId: 'ami-12c6146b',
+      MinCount: 1,
+      MaxCount: 1,
+      TagSpecifications: [
+        {
+          ResourceType: 'instance',
+          Tags: [
+            { Key: TAG.clusterName, Value: CLUSTER },
+            { Key: TAG.clusterOwned(CLUSTER), Value: 'owned' },
+            { Key: TAG.nodeClaim, Value: nodeClaim },
+            { Key: TAG.nodePool, Value: 'general' },
+          ],
+        },
+      ],
+    }),
+  );
+  const instanceId = launched.Instances?.[0]?.InstanceId ?? '';
+  api.addNode(
+    node(nodeName, {
+      providerID: `aws:///us-west-2a/${instanceId}`,
+      labels: { [KUBE.registeredLabel]: 'true', [TAG.nodePool]: 'general' },
+      finalizers: [KUBE.terminationFinalizer],
+    }),
+  );
+  return instanceId;
 }
 
 const watch = (ms: number) =>
@@ -296,33 +330,8 @@ describe('runtime against moto and the fake API server', () => {
   });
 
   it('finishes a `kubectl delete node`: cordoned, drained, instance terminated, finalizer removed', async () => {
-    const launched = await account.ec2.send(
-      new RunInstancesCommand({
-        ImageId: 'ami-12c6146b',
-        MinCount: 1,
-        MaxCount: 1,
-        TagSpecifications: [
-          {
-            ResourceType: 'instance',
-            Tags: [
-              { Key: TAG.clusterName, Value: CLUSTER },
-              { Key: TAG.clusterOwned(CLUSTER), Value: 'owned' },
-              { Key: TAG.nodeClaim, Value: 'general-spot1' },
-              { Key: TAG.nodePool, Value: 'general' },
-            ],
-          },
-        ],
-      }),
-    );
-    const instanceId = launched.Instances?.[0]?.InstanceId ?? '';
     const nodeName = 'ip-10-0-1-30.us-west-2.compute.internal';
-    api.addNode(
-      node(nodeName, {
-        providerID: `aws:///us-west-2a/${instanceId}`,
-        labels: { [KUBE.registeredLabel]: 'true', [TAG.nodePool]: 'general' },
-        finalizers: [KUBE.terminationFinalizer],
-      }),
-    );
+    const instanceId = await registeredNodeOfOurs('general-spot1', nodeName);
     api.addPod({
       ...pod('deleted-node-pod', { nodeName, owner: { kind: 'ReplicaSet', name: 'web' } }),
       status: { phase: 'Running' },
@@ -355,33 +364,8 @@ describe('beside a running Karpenter (its leader-election Lease held)', () => {
     runningKarpenterGuard(async () => runtimes[runtime], tools.telemetry);
 
   it('acts on nothing while Karpenter runs, and takes over once it is stopped', async () => {
-    const launched = await account.ec2.send(
-      new RunInstancesCommand({
-        ImageId: 'ami-12c6146b',
-        MinCount: 1,
-        MaxCount: 1,
-        TagSpecifications: [
-          {
-            ResourceType: 'instance',
-            Tags: [
-              { Key: TAG.clusterName, Value: CLUSTER },
-              { Key: TAG.clusterOwned(CLUSTER), Value: 'owned' },
-              { Key: TAG.nodeClaim, Value: 'general-kp7x2' },
-              { Key: TAG.nodePool, Value: 'general' },
-            ],
-          },
-        ],
-      }),
-    );
-    const instanceId = launched.Instances?.[0]?.InstanceId ?? '';
     const nodeName = 'ip-10-0-1-77.us-west-2.compute.internal';
-    api.addNode(
-      node(nodeName, {
-        providerID: `aws:///us-west-2a/${instanceId}`,
-        labels: { [KUBE.registeredLabel]: 'true', [TAG.nodePool]: 'general' },
-        finalizers: [KUBE.terminationFinalizer],
-      }),
-    );
+    const instanceId = await registeredNodeOfOurs('general-kp7x2', nodeName);
     api.deleteNode(nodeName);
     karpenterLease(3_000);
     const watcher = watcherHandler(
