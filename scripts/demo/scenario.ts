@@ -49,6 +49,7 @@ import { once, type Powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import type { Telemetry } from '../../shared/runtime/telemetry';
 import { FakeApiServer } from '../../test/support/kube/fake-apiserver';
+import type { StoredObject } from '../../test/support/kube/store';
 import {
   type AwsEndpoint,
   createClusterResources,
@@ -93,6 +94,8 @@ export interface DemoResult {
   gc: GcReport | { error: string };
   /** The NodeClaim records in the state table at the end. */
   claims: NodeClaimRecord[];
+  /** The NodeClaim objects the watcher mirrored into the cluster, as at the end. */
+  nodeClaimObjects: StoredObject[];
   /** The still running fake API server, when the demo was asked to keep it; the caller stops it. */
   apiServer?: FakeApiServer;
 }
@@ -183,6 +186,10 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       { clusterName: DEMO_CLUSTER, manifests: [MANIFESTS] },
       { context: { 'aws:cdk:bundling-stacks': [] } },
     );
+    // The same NodePools and EC2NodeClasses applied to the cluster, as `kubectl apply -f` would: the
+    // watcher writes their status, and NodeClaims are owned by their NodePool.
+    for (const nodePool of provisioner.configuration.nodePools) kube.putObject('nodepools', nodePool);
+    for (const nodeClass of provisioner.configuration.nodeClasses) kube.putObject('ec2nodeclasses', nodeClass);
     const template = CdkTemplate.fromStack(stack).toJSON() as Template;
     timeline.add('stack', `synthesized ${stack.stackName}: ${Object.keys(template.Resources).length} resources`);
     const deployed = await deployStack(aws, stack.stackName, template);
@@ -413,6 +420,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       capacity: steps,
       gc: collected,
       claims,
+      nodeClaimObjects: kube.listObjects('nodeclaims'),
       ...(options.keepApiServer ? { apiServer: kube } : {}),
     };
   } finally {

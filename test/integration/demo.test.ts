@@ -167,4 +167,21 @@ describe('npm run demo', () => {
         expect(line).toContain(condition);
     }
   });
+
+  it('mirrors every running instance as a NodeClaim object in the cluster, owned by its NodePool and Ready', () => {
+    const running = [...result.instances.values()].filter((i) => i.State?.Name === 'running');
+    expect(running.length).toBeGreaterThan(0);
+    for (const instance of running) {
+      const name = instance.Tags?.find((t) => t.Key === TAG.nodeClaim)?.Value ?? '';
+      const object = result.nodeClaimObjects.find((o) => o.metadata.name === name);
+      expect(object?.metadata.labels?.['node.kubernetes.io/instance-type'], name).toBe(instance.InstanceType);
+      expect((object?.metadata.ownerReferences as { kind: string; name: string }[] | undefined)?.[0]).toMatchObject({
+        kind: 'NodePool',
+        name: 'general',
+      });
+      const conditions = (object?.status as { conditions?: { type: string; status: string }[] } | undefined)
+        ?.conditions;
+      expect(conditions?.find((c) => c.type === 'Ready')?.status, name).toBe('True');
+    }
+  });
 });
