@@ -9,12 +9,13 @@ import { parse } from 'yaml';
 import type { NodeSelectorRequirement, Pod, PodSpec } from '../../shared/apis/core/v1';
 import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../../shared/apis/v1/types';
 import type { InstanceType } from '../../shared/instancetypes/types';
-import { type ExistingNode, type SchedulingResult, solve } from '../../shared/scheduling';
+import { type ExistingNode, podRequests, type SchedulingResult, solve } from '../../shared/scheduling';
 import { compileSelector } from '../../shared/scheduling/topology';
 import {
   type FakeOptions,
   fakeInstanceType,
   fakeInstanceTypes,
+  fakeInstanceTypesAssorted,
   fakeInstanceTypesN,
 } from './scheduling/fake-cloudprovider';
 import type { UpstreamSource } from './suite';
@@ -75,6 +76,38 @@ export interface Expectation {
   onExisting?: Record<string, string>;
   /** ExpectSkew: matching pods per domain of the key, sorted high to low. */
   skew?: { topologyKey: string; selector?: Record<string, string>; counts: number[] };
+  /** Every claim launches at the lowest offering price of all the case's instance types (upstream minPrice). */
+  cheapest?: boolean;
+  /** supportedInstanceTypes(CreateCalls[…]): what every type a planned claim may launch as has. */
+  claimTypes?: ClaimTypesExpectation;
+  /** Pod → text its unschedulable reason contains (upstream's PodErrors). */
+  reasons?: Record<string, string>;
+}
+
+export interface ClaimTypesExpectation {
+  /** ExpectInstancesWithLabel for arch and os: every type has the label. */
+  labels?: Record<string, string>;
+  /** ExpectInstancesWithLabel for zone / capacity type: every type has an offering there. */
+  zone?: string;
+  capacityType?: string;
+  /** ExpectInstancesWithOffering: every type has one offering of both. */
+  offering?: { zone: string; capacityType: string };
+  /** At least this many types (minValues). */
+  minCount?: number;
+  /** Every type's capacity exceeds the claim's pods' requests plus the type's overhead, in cpu and memory. */
+  fitsRequests?: boolean;
+}
+
+/** Which fake instance types a case plans with: fake.InstanceTypes(count) or fake.InstanceTypesAssorted(). */
+export interface FakeTypeSet {
+  count?: number;
+  assorted?: boolean;
+  /** Resources added per type name. */
+  extra?: Record<string, Record<string, number>>;
+  /** filterInstanceTypes: types with all these labels (and, with `zone`, an offering there) are removed. */
+  except?: { labels?: Record<string, string>; zone?: string }[];
+  /** Only the first N types of the list (upstream takes N of its shuffled list). */
+  first?: number;
 }
 
 export interface SchedulingCase {
@@ -85,7 +118,7 @@ export interface SchedulingCase {
   nodePools: RawPool[];
   /** Instead of the fake provider's default list: `fakeInstanceTypes: N` is fake.InstanceTypes(N), `extra` resources added per type. */
   instanceTypes?: (FakeOptions & { name: string })[];
-  fakeInstanceTypes?: { count: number; extra?: Record<string, Record<string, number>> };
+  fakeInstanceTypes?: FakeTypeSet;
   pods: RawPod[];
   daemonSets?: RawPod[];
   existingNodes?: RawNode[];
@@ -100,6 +133,8 @@ interface RawFile {
   source: UpstreamSource;
   /** The BeforeEach NodePool. */
   nodePool: RawPool;
+  /** The BeforeEach instance types, for cases that set none. */
+  fakeInstanceTypes?: FakeTypeSet;
   cases: (Omit<SchedulingCase, 'file' | 'source' | 'nodePools'> & { nodePool?: RawPool; nodePools?: RawPool[] })[];
 }
 
@@ -116,6 +151,9 @@ export function loadSchedulingCases(dir = SCHEDULING_DIR): SchedulingCase[] {
         pods: c.pods ?? [],
         expect: c.expect ?? {},
         nodePools: nodePools ?? [{ ...raw.nodePool, ...(nodePool ?? {}) }],
+        ...(raw.fakeInstanceTypes && !c.instanceTypes && !c.fakeInstanceTypes
+          ? { fakeInstanceTypes: raw.fakeInstanceTypes }
+          : {}),
       }));
     });
 }
@@ -187,22 +225,38 @@ export interface Outcome {
   pods: Pod[];
   /** Pod name → the node it lands on: `existing/<name>` or `claim/<index>`, with that node's labels. */
   placement: Map<string, { node: string; labels: Record<string, string> }>;
+  /** The instance types the case planned with. */
+  types: InstanceType[];
 }
 
-export function plan(c: SchedulingCase): Outcome {
-  const nodePools = c.nodePools.map(toNodePool);
-  const types: InstanceType[] = c.instanceTypes
-    ? c.instanceTypes.map((o) => fakeInstanceType(o.name, o))
-    : c.fakeInstanceTypes
-      ? fakeInstanceTypesN(c.fakeInstanceTypes.count)
-      : fakeInstanceTypes();
+function fakeTypes(set: FakeTypeSet): InstanceType[] {
+  let types = set.assorted ? fakeInstanceTypesAssorted() : fakeInstanceTypesN(set.count ?? 0);
   for (const t of types) {
-    const extra = c.fakeInstanceTypes?.extra?.[t.name];
+    const extra = set.extra?.[t.name];
     if (extra) {
       Object.assign(t.capacity, extra);
       Object.assign(t.allocatable, extra);
     }
   }
+  for (const x of set.except ?? [])
+    types = types.filter(
+      (t) =>
+        !(
+          Object.entries(x.labels ?? {}).every(([k, v]) => t.labels[k] === v) &&
+          (x.zone === undefined || t.offerings.some((o) => o.zone === x.zone))
+        ),
+    );
+  return set.first === undefined ? types : types.slice(0, set.first);
+}
+
+export function caseInstanceTypes(c: SchedulingCase): InstanceType[] {
+  if (c.instanceTypes) return c.instanceTypes.map((o) => fakeInstanceType(o.name, o));
+  return c.fakeInstanceTypes ? fakeTypes(c.fakeInstanceTypes) : fakeInstanceTypes();
+}
+
+export function plan(c: SchedulingCase): Outcome {
+  const nodePools = c.nodePools.map(toNodePool);
+  const types = caseInstanceTypes(c);
   const pods = c.pods.flatMap(toPods);
   const existingNodes: ExistingNode[] = (c.existingNodes ?? []).map((n) => ({
     name: n.name,
@@ -240,7 +294,7 @@ export function plan(c: SchedulingCase): Outcome {
     });
     for (const p of claim.pods) placement.set(p.metadata.name, { node: `claim/${i}`, labels });
   });
-  return { result, pods, placement };
+  return { result, pods, placement, types };
 }
 
 const names = (list: string[] | 'all', pods: Pod[]) => (list === 'all' ? pods.map((p) => p.metadata.name) : list);
@@ -275,6 +329,18 @@ export function disagreements(c: SchedulingCase, o: Outcome): string[] {
   }
   for (const [pod, node] of Object.entries(e.onExisting ?? {}))
     if (where(pod)?.node !== `existing/${node}`) out.push(`${pod}: on ${where(pod)?.node}, upstream ${node}`);
+  if (e.cheapest) {
+    const min = Math.min(...o.types.flatMap((t) => t.offerings.map((x) => x.price)));
+    for (const [i, claim] of o.result.nodeClaims.entries())
+      if (claim.offering.price !== min) out.push(`claim ${i}: offering price ${claim.offering.price}, upstream ${min}`);
+  }
+  if (e.claimTypes)
+    for (const [i, claim] of o.result.nodeClaims.entries())
+      out.push(...claimTypeDisagreements(e.claimTypes, claim).map((d) => `claim ${i}: ${d}`));
+  for (const [pod, text] of Object.entries(e.reasons ?? {})) {
+    const reasons = o.result.unschedulable.find((u) => u.pod.metadata.name === pod)?.reasons ?? [];
+    if (!reasons.some((r) => r.includes(text))) out.push(`${pod}: reasons ${JSON.stringify(reasons)} lack "${text}"`);
+  }
   if (e.skew) {
     const selector = compileSelector(e.skew.selector ? { matchLabels: e.skew.selector } : {});
     const counts = new Map<string, number>();
@@ -293,6 +359,36 @@ export function disagreements(c: SchedulingCase, o: Outcome): string[] {
     const got = [...counts.values()].sort((a, b) => b - a);
     if (JSON.stringify(got) !== JSON.stringify(e.skew.counts))
       out.push(`skew on ${e.skew.topologyKey}: ${JSON.stringify(got)}, upstream ${JSON.stringify(e.skew.counts)}`);
+  }
+  return out;
+}
+
+function claimTypeDisagreements(e: ClaimTypesExpectation, claim: SchedulingResult['nodeClaims'][number]): string[] {
+  const out: string[] = [];
+  const types = claim.instanceTypes;
+  if (e.minCount !== undefined && types.length < e.minCount)
+    out.push(`${types.length} instance types, upstream at least ${e.minCount}`);
+  const requests = claim.pods.map(podRequests);
+  const sum = (k: string) => requests.reduce((a, r) => a + (r[k] ?? 0), 0);
+  for (const t of types) {
+    for (const [k, v] of Object.entries(e.labels ?? {}))
+      if (t.labels[k] !== v) out.push(`${t.name}: ${k}=${t.labels[k]}, upstream ${v}`);
+    if (e.zone !== undefined && !t.offerings.some((x) => x.zone === e.zone))
+      out.push(`${t.name}: no offering in ${e.zone}`);
+    if (e.capacityType !== undefined && !t.offerings.some((x) => x.capacityType === e.capacityType))
+      out.push(`${t.name}: no ${e.capacityType} offering`);
+    const { offering } = e;
+    if (offering && !t.offerings.some((x) => x.zone === offering.zone && x.capacityType === offering.capacityType))
+      out.push(`${t.name}: no ${offering.capacityType} offering in ${offering.zone}`);
+    if (e.fitsRequests)
+      for (const k of ['cpu', 'memory']) {
+        const overhead =
+          (t.overhead.kubeReserved[k] ?? 0) +
+          (t.overhead.systemReserved[k] ?? 0) +
+          (t.overhead.evictionThreshold[k] ?? 0);
+        if (sum(k) + overhead >= (t.capacity[k] ?? 0))
+          out.push(`${t.name}: ${k} requests + overhead not below capacity`);
+      }
   }
   return out;
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/apis/core/v1';
 import type { Taint } from '../../shared/apis/v1/types';
 import { type ExistingNode, type SchedulingInput, solve } from '../../shared/scheduling';
-import { nodePool, pod, pods, standardTypes } from './helpers';
+import { instanceType, nodePool, pod, pods, standardTypes } from './helpers';
 import { violations } from './invariants';
 
 const ZONE = 'topology.kubernetes.io/zone';
@@ -456,5 +456,46 @@ describe('Topology > NodeTaintsPolicy and NodeAffinityPolicy', () => {
       perZone.set(z, (perZone.get(z) ?? 0) + c.pods.length);
     }
     expect([...perZone.values()].sort()).toEqual([2, 2, 2]);
+  });
+});
+
+describe('Instance Type Selection > MinValues', () => {
+  const GEN = 'karpenter/numerical-value';
+  const types = () => [
+    instanceType('gen2.large', { cpu: 1, memoryGiB: 1, price: 0.52, labels: { [GEN]: '2' } }),
+    instanceType('gen3.xlarge', { cpu: 4, memoryGiB: 4, price: 1.0, labels: { [GEN]: '3' } }),
+  ];
+
+  it('scheduler should fail if the minValues in Gt operator is not satisfied (instance_selection_test.go:784)', () => {
+    const result = run({
+      nodePools: [nodePool('default', { requirements: [{ key: GEN, operator: 'Exists', minValues: 2 }] })],
+      instanceTypes: { default: types() },
+      pods: pods('p', 2, {
+        cpu: '900m',
+        memory: '900Mi',
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: GEN, operator: 'Gt', values: ['2'] }] }],
+            },
+          },
+        },
+      }),
+    });
+    expect(result.nodeClaims).toEqual([]);
+    expect(result.unschedulable.map((u) => u.reasons)).toEqual([
+      [`NodePool default: minValues requirement is not met for label(s) (label(s)=[${GEN}])`],
+      [`NodePool default: minValues requirement is not met for label(s) (label(s)=[${GEN}])`],
+    ]);
+  });
+
+  it('still plans the pods whose requirements leave enough values for minValues', () => {
+    const result = run({
+      nodePools: [nodePool('default', { requirements: [{ key: GEN, operator: 'Exists', minValues: 2 }] })],
+      instanceTypes: { default: types() },
+      pods: pods('p', 2, { cpu: '900m', memory: '900Mi' }),
+    });
+    expect(result.unschedulable).toEqual([]);
+    for (const c of result.nodeClaims) expect(c.instanceTypes.length).toBeGreaterThanOrEqual(2);
   });
 });

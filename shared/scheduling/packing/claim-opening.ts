@@ -5,7 +5,7 @@
 
 import type { Requirements } from '../requirements';
 import type { TypeCatalog } from './catalog';
-import { satisfiesMinValues } from './offerings';
+import { satisfiesMinValues, unmetMinValues } from './offerings';
 import { staticFit } from './pool-fit';
 import { formatLimit } from './reason-text';
 import type { ClaimState, Group, PackingOrder, PodClass, PoolState, PricedType, Variant } from './state';
@@ -202,6 +202,13 @@ export class ClaimOpening {
         }
         continue;
       }
+      const unmet = pool.hasMinValues ? this.unmetMinValues(pool, merged.id) : '';
+      if (unmet) {
+        // Not even every type these requirements allow meets minValues: no claim of them ever will.
+        v.poolReasons[pool.index] =
+          `NodePool ${pool.name}: minValues requirement is not met for label(s) (label(s)=[${unmet}])`;
+        continue;
+      }
       const shareCap =
         this.ctx.order === 'priced' && this.ctx.shareForcedNodes
           ? this.forcedShareCap(v, pool, merged.id, ds)
@@ -308,6 +315,20 @@ export class ClaimOpening {
     this.demandMemo.set(key, mean);
     return mean;
   }
+
+  /** The keys (comma-joined) whose minValues no claim of these requirements can meet; '' when all can. */
+  private unmetMinValues(pool: PoolState, reqsId: number): string {
+    const key = `${pool.index}:${reqsId}`;
+    let unmet = this.unmetMemo.get(key);
+    if (unmet === undefined) {
+      const types = this.ctx.catalog.compatible(pool, reqsId).map((p) => p.t.it);
+      unmet = unmetMinValues(this.ctx.catalog.reqsById[reqsId]!, types).join(', ');
+      this.unmetMemo.set(key, unmet);
+    }
+    return unmet;
+  }
+
+  private readonly unmetMemo = new Map<string, string>();
 
   private capForMinValues(pool: PoolState, reqsId: number, capPrice: number): number {
     const list = this.ctx.catalog.compatible(pool, reqsId);

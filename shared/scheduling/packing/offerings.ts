@@ -13,6 +13,12 @@ export function preferredOffering(a: Offering, b: Offering): boolean {
 }
 
 export function satisfiesMinValues(reqs: Requirements, types: readonly InstanceType[]): boolean {
+  return unmetMinValues(reqs, types, true).length === 0;
+}
+
+/** The keys whose minValues the types do not meet (with `first`, at most the first such key). */
+export function unmetMinValues(reqs: Requirements, types: readonly InstanceType[], first = false): string[] {
+  const unmet: string[] = [];
   for (const r of reqs.byKey.values()) {
     if (r.minValues === undefined) continue;
     const values = new Set<string>();
@@ -20,7 +26,10 @@ export function satisfiesMinValues(reqs: Requirements, types: readonly InstanceT
       const value = t.labels[r.key];
       if (value !== undefined && allows(r, value)) values.add(value);
     }
-    if (values.size < r.minValues) return false;
+    if (values.size < r.minValues) {
+      unmet.push(r.key);
+      if (first) break;
+    }
   }
-  return true;
+  return unmet;
 }

@@ -1,6 +1,7 @@
 // Karpenter's fake cloud provider (kubernetes-sigs/karpenter pkg/cloudprovider/fake) as the scheduler
 // suites see it: the six instance types its GetInstanceTypes returns, with their offerings, labels,
-// prices (PriceFromResources) and the 100m / 10Mi kube-reserved overhead of NewInstanceType.
+// prices (PriceFromResources) and the 100m / 10Mi kube-reserved overhead of NewInstanceType, plus the
+// InstanceTypes(n) and InstanceTypesAssorted() lists the suites swap in.
 
 import type { InstanceType, Offering } from '../../../shared/instancetypes/types';
 
@@ -14,8 +15,21 @@ export interface FakeOptions {
   memoryGiB?: number;
   pods?: number;
   arch?: string;
+  /** WithOperatingSystems with one system (a karpless type has one `kubernetes.io/os`). */
+  os?: string;
+  /** WithRequirements: single-valued labels added to the type's own. */
+  labels?: Record<string, string>;
   extra?: Record<string, number>;
-  offerings?: { zone: string; capacityType: 'spot' | 'on-demand' | 'reserved'; price?: number; available?: boolean }[];
+  offerings?: {
+    zone: string;
+    capacityType: 'spot' | 'on-demand' | 'reserved';
+    price?: number;
+    available?: boolean;
+    /** A reserved offering's capacity reservation (Karpenter's `karpenter.k8s.aws/capacity-reservation-id`). */
+    reservationId?: string;
+    /** How many instances the reservation can still start. */
+    reservationCapacity?: number;
+  }[];
 }
 
 /** fake.NewInstanceType: 4 cpu, 4Gi, 5 pods by default; spot in zones 1-2, on-demand in zones 1-3. */
@@ -44,6 +58,8 @@ export function fakeInstanceType(name: string, o: FakeOptions = {}): InstanceTyp
     capacityType: x.capacityType,
     price: x.price ?? price,
     available: x.available ?? true,
+    ...(x.reservationId !== undefined ? { reservationId: x.reservationId, reservationType: 'default' as const } : {}),
+    ...(x.reservationCapacity !== undefined ? { reservationCapacity: x.reservationCapacity } : {}),
   }));
   const large = cpu > 4 && memoryGiB > 8;
   const allocatable = { ...capacity, cpu: capacity.cpu! - 100, memory: capacity.memory! - 10 * MiB };
@@ -52,11 +68,12 @@ export function fakeInstanceType(name: string, o: FakeOptions = {}): InstanceTyp
     labels: {
       'node.kubernetes.io/instance-type': name,
       'kubernetes.io/arch': o.arch ?? 'amd64',
-      // Upstream's types list several operating systems (linux, windows, darwin); a karpless type has one.
-      'kubernetes.io/os': 'linux',
+      // Upstream's default types list several operating systems (linux, windows, darwin); a karpless type has one.
+      'kubernetes.io/os': o.os ?? 'linux',
       size: large ? 'large' : 'small',
       ...(large ? { special: 'optional' } : {}),
       integer: String(cpu),
+      ...(o.labels ?? {}),
     },
     capacity,
     overhead: { kubeReserved: { cpu: 100, memory: 10 * MiB }, systemReserved: {}, evictionThreshold: {} },
@@ -92,4 +109,28 @@ export function fakeInstanceTypes(): InstanceType[] {
     fakeInstanceType('arm-instance-type', { arch: 'arm64', cpu: 16, memoryGiB: 128 }),
     fakeInstanceType('single-pod-instance-type', { pods: 1 }),
   ];
+}
+
+/**
+ * fake.InstanceTypesAssorted(): one type per combination of cpu (1-64), memory (1-128 GiB), zone, capacity
+ * type, operating system and arch, each with its single offering priced by PriceFromResources.
+ */
+export function fakeInstanceTypesAssorted(): InstanceType[] {
+  const types: InstanceType[] = [];
+  for (const cpu of [1, 2, 4, 8, 16, 32, 64])
+    for (const memoryGiB of [1, 2, 4, 8, 16, 32, 64, 128])
+      for (const zone of FAKE_ZONES)
+        for (const capacityType of ['spot', 'on-demand'] as const)
+          for (const os of ['linux', 'windows'])
+            for (const arch of ['amd64', 'arm64'])
+              types.push(
+                fakeInstanceType(`${cpu}-cpu-${memoryGiB}-mem-${arch}-${os}-${zone}-${capacityType}`, {
+                  cpu,
+                  memoryGiB,
+                  arch,
+                  os,
+                  offerings: [{ zone, capacityType }],
+                }),
+              );
+  return types;
 }
