@@ -310,7 +310,7 @@ export class Packer {
       (a, b) => Number(a.inFlight ?? false) - Number(b.inFlight ?? false) || cmp(a.name, b.name),
     );
     for (const node of nodes)
-      for (const pod of node.pods)
+      for (const pod of node.pods.filter(isActive))
         for (const t of this.terms.podTerms(pod)) {
           if (t.kind === 'antiAffinity' && !this.terms.isPreferred(pod, t)) this.terms.group(t);
         }
@@ -337,8 +337,12 @@ export class Packer {
       };
       this.existing.push(state);
       for (const pod of node.pods) {
+        // A finished pod holds nothing; a terminating one holds its requests until it is gone but no longer
+        // counts for topology (Karpenter's IgnoredForTopology).
+        if (isTerminal(pod)) continue;
         const req = dims.vector(podRequests(pod));
         for (let r = 0; r < req.length; r++) state.used[r]! += req[r]!;
+        if (isTerminating(pod)) continue;
         const namespace = pod.metadata.namespace ?? 'default';
         const labels = labelsWithHostPorts(pod);
         for (const g of this.terms.groups) {
@@ -634,6 +638,18 @@ export class Packer {
       if (d !== undefined) g.owners.set(d, (g.owners.get(d) ?? 0) + n);
     }
   }
+}
+
+function isTerminal(pod: Pod): boolean {
+  return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+}
+
+function isTerminating(pod: Pod): boolean {
+  return pod.metadata.deletionTimestamp !== undefined;
+}
+
+function isActive(pod: Pod): boolean {
+  return !isTerminal(pod) && !isTerminating(pod);
 }
 
 function podName(pod: Pod): string {

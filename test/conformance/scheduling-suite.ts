@@ -6,11 +6,19 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import type { NodeSelectorRequirement, Pod, PodSpec } from '../../shared/apis/core/v1';
+import type {
+  NodeSelectorRequirement,
+  Pod,
+  PodAffinityTerm,
+  PodSpec,
+  WeightedPodAffinityTerm,
+} from '../../shared/apis/core/v1';
 import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../../shared/apis/v1/types';
 import type { InstanceType } from '../../shared/instancetypes/types';
 import { type ExistingNode, podRequests, type SchedulingResult, solve } from '../../shared/scheduling';
 import { compileSelector } from '../../shared/scheduling/topology';
+import { isActive } from '../../shared/termination/pods';
+import { notProvisionableReason } from '../../shared/workloads/provisionable';
 import {
   type FakeOptions,
   fakeInstanceType,
@@ -46,6 +54,18 @@ interface RawPod extends Partial<PodSpec> {
   nodeRequirements?: NodeSelectorRequirement[];
   /** test.PodOptions NodePreferences: one preferred node-affinity term of weight 1. */
   nodePreferences?: NodeSelectorRequirement[];
+  /** test.PodOptions PodRequirements / PodPreferences: required and preferred pod affinity terms. */
+  podRequirements?: PodAffinityTerm[];
+  podPreferences?: WeightedPodAffinityTerm[];
+  /** test.PodOptions PodAntiRequirements / PodAntiPreferences: required and preferred pod anti-affinity terms. */
+  podAntiRequirements?: PodAffinityTerm[];
+  podAntiPreferences?: WeightedPodAffinityTerm[];
+  /** test.Pod instead of test.UnschedulablePod: no PodScheduled=False/Unschedulable condition, so never provisioned for. */
+  unmarked?: boolean;
+  /** status.phase (Failed and Succeeded pods are ignored for topology, as upstream's IgnoredForTopology). */
+  phase?: string;
+  /** A deletionTimestamp: being deleted. */
+  terminating?: boolean;
 }
 
 interface RawNode {
@@ -74,14 +94,33 @@ export interface Expectation {
   differentNodes?: string[][];
   /** Pod → the existing node it lands on. */
   onExisting?: Record<string, string>;
-  /** ExpectSkew: matching pods per domain of the key, sorted high to low. */
-  skew?: { topologyKey: string; selector?: Record<string, string>; counts: number[] };
   /** Every claim launches at the lowest offering price of all the case's instance types (upstream minPrice). */
   cheapest?: boolean;
   /** supportedInstanceTypes(CreateCalls[…]): what every type a planned claim may launch as has. */
   claimTypes?: ClaimTypesExpectation;
   /** Pod → text its unschedulable reason contains (upstream's PodErrors). */
   reasons?: Record<string, string>;
+  /**
+   * ExpectSkew: pods of the namespace matching the selector, scheduled and not terminal or terminating,
+   * per domain of the key: `counts` sorted high to low (ConsistOf), `max` no domain above it
+   * (ToNot(ContainElements(BeNumerically(">", max)))), `maxSkew` the largest minus the smallest at most
+   * that (ExpectMaxSkew). No selector: every pod.
+   */
+  skew?: Skew | Skew[];
+  /** Pods whose nodes have the same value of the label key (`sameLabel`) or pairwise different values. */
+  sameLabel?: { key: string; pods: string[] }[];
+  differentLabel?: { key: string; pods: string[] }[];
+  /** The taints the node a pod lands on has (a planned claim: its NodePool's taints), exactly. */
+  nodeTaints?: Record<string, Taint[]>;
+}
+
+interface Skew {
+  topologyKey: string;
+  selector?: Record<string, string>;
+  namespace?: string;
+  counts?: number[];
+  max?: number;
+  maxSkew?: number;
 }
 
 export interface ClaimTypesExpectation {
@@ -180,7 +219,24 @@ function toNodePool(raw: RawPool): NodePool {
 }
 
 function toPods(raw: RawPod): Pod[] {
-  const { name, count, namespace, labels, requests, hostPorts, nodeRequirements, nodePreferences, ...spec } = raw;
+  const {
+    name,
+    count,
+    namespace,
+    labels,
+    requests,
+    hostPorts,
+    nodeRequirements,
+    nodePreferences,
+    podRequirements,
+    podPreferences,
+    podAntiRequirements,
+    podAntiPreferences,
+    unmarked,
+    phase,
+    terminating,
+    ...spec
+  } = raw;
   if (nodeRequirements || nodePreferences) {
     spec.affinity = {
       ...(spec.affinity ?? {}),
@@ -202,10 +258,37 @@ function toPods(raw: RawPod): Pod[] {
       },
     };
   }
+  if (podRequirements || podPreferences) {
+    spec.affinity = {
+      ...(spec.affinity ?? {}),
+      podAffinity: {
+        ...(podRequirements ? { requiredDuringSchedulingIgnoredDuringExecution: podRequirements } : {}),
+        ...(podPreferences ? { preferredDuringSchedulingIgnoredDuringExecution: podPreferences } : {}),
+      },
+    };
+  }
+  if (podAntiRequirements || podAntiPreferences) {
+    spec.affinity = {
+      ...(spec.affinity ?? {}),
+      podAntiAffinity: {
+        ...(podAntiRequirements ? { requiredDuringSchedulingIgnoredDuringExecution: podAntiRequirements } : {}),
+        ...(podAntiPreferences ? { preferredDuringSchedulingIgnoredDuringExecution: podAntiPreferences } : {}),
+      },
+    };
+  }
+  const status: NonNullable<Pod['status']> = {
+    ...(phase ? { phase } : {}),
+    ...(unmarked ? {} : { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] }),
+  };
   const make = (podName: string): Pod => ({
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: podName, namespace: namespace ?? 'default', ...(labels ? { labels } : {}) },
+    metadata: {
+      name: podName,
+      namespace: namespace ?? 'default',
+      ...(labels ? { labels } : {}),
+      ...(terminating ? { deletionTimestamp: '2026-01-01T00:00:10Z' } : {}),
+    },
     spec: {
       ...structuredClone(spec),
       containers: [
@@ -216,17 +299,27 @@ function toPods(raw: RawPod): Pod[] {
         },
       ],
     },
+    status,
   });
   return count === undefined ? [make(name)] : Array.from({ length: count }, (_, i) => make(`${name}-${i}`));
 }
 
 export interface Outcome {
   result: SchedulingResult;
+  /** The pods the case applies; only those upstream's provisioner would take (IsProvisionable) are planned. */
   pods: Pod[];
-  /** Pod name → the node it lands on: `existing/<name>` or `claim/<index>`, with that node's labels. */
-  placement: Map<string, { node: string; labels: Record<string, string> }>;
   /** The instance types the case planned with. */
   types: InstanceType[];
+  /** The pods the existing nodes already run. */
+  bound: Pod[];
+  /** Pod name → the node it runs on or lands on: `existing/<name>` or `claim/<index>`, with that node's labels and taints. */
+  placement: Map<string, Placement>;
+}
+
+interface Placement {
+  node: string;
+  labels: Record<string, string>;
+  taints: Taint[];
 }
 
 function fakeTypes(set: FakeTypeSet): InstanceType[] {
@@ -263,22 +356,33 @@ export function plan(c: SchedulingCase): Outcome {
     labels: { 'kubernetes.io/hostname': n.name, ...(n.labels ?? {}) },
     taints: n.taints ?? [],
     allocatable: Object.fromEntries(Object.entries(n.allocatable).map(([k, v]) => [k, Number(v)])),
-    pods: (n.pods ?? []).flatMap(toPods).map((p) => ({ ...p, spec: { ...p.spec, nodeName: n.name } })),
+    pods: (n.pods ?? []).flatMap(toPods).map((p) => {
+      const { conditions: _, ...status } = p.status ?? {};
+      return { ...p, spec: { ...p.spec, nodeName: n.name }, status };
+    }),
     ...(n.initialized !== undefined ? { initialized: n.initialized } : {}),
     ...(n.startupTaints ? { startupTaints: n.startupTaints } : {}),
     ...(n.inFlight ? { inFlight: true } : {}),
   }));
   const result = solve({
-    pods,
+    pods: pods.filter((p) => notProvisionableReason(p) === undefined),
     nodePools,
     instanceTypes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, types])),
     daemonSets: (c.daemonSets ?? []).flatMap(toPods),
     existingNodes,
   });
-  const placement = new Map<string, { node: string; labels: Record<string, string> }>();
+  const placement = new Map<string, Placement>();
+  const bound: Pod[] = [];
+  for (const node of existingNodes) {
+    for (const p of node.pods) {
+      bound.push(p);
+      placement.set(p.metadata.name, { node: `existing/${node.name}`, labels: node.labels, taints: node.taints });
+    }
+  }
   for (const e of result.existingNodes) {
     const node = existingNodes.find((n) => n.name === e.name)!;
-    for (const p of e.pods) placement.set(p.metadata.name, { node: `existing/${e.name}`, labels: node.labels });
+    for (const p of e.pods)
+      placement.set(p.metadata.name, { node: `existing/${e.name}`, labels: node.labels, taints: node.taints });
   }
   result.nodeClaims.forEach((claim, i) => {
     const pool = nodePools.find((p) => p.metadata.name === claim.nodePool)!;
@@ -292,9 +396,10 @@ export function plan(c: SchedulingCase): Outcome {
       'node.kubernetes.io/instance-type': claim.offering.instanceType,
       'kubernetes.io/hostname': `claim-${i}`,
     });
-    for (const p of claim.pods) placement.set(p.metadata.name, { node: `claim/${i}`, labels });
+    const taints = pool.spec.template.spec.taints ?? [];
+    for (const p of claim.pods) placement.set(p.metadata.name, { node: `claim/${i}`, labels, taints });
   });
-  return { result, pods, placement, types };
+  return { result, pods, bound, placement, types };
 }
 
 const names = (list: string[] | 'all', pods: Pod[]) => (list === 'all' ? pods.map((p) => p.metadata.name) : list);
@@ -341,24 +446,22 @@ export function disagreements(c: SchedulingCase, o: Outcome): string[] {
     const reasons = o.result.unschedulable.find((u) => u.pod.metadata.name === pod)?.reasons ?? [];
     if (!reasons.some((r) => r.includes(text))) out.push(`${pod}: reasons ${JSON.stringify(reasons)} lack "${text}"`);
   }
-  if (e.skew) {
-    const selector = compileSelector(e.skew.selector ? { matchLabels: e.skew.selector } : {});
-    const counts = new Map<string, number>();
-    const all = [...o.pods, ...(c.existingNodes ?? []).flatMap((n) => (n.pods ?? []).flatMap(toPods))];
-    for (const p of all) {
-      if (!selector.matches(p.metadata.labels ?? {})) continue;
-      const at = where(p.metadata.name);
-      const existing = c.existingNodes?.find((n) =>
-        (n.pods ?? []).flatMap(toPods).some((q) => q.metadata.name === p.metadata.name),
-      );
-      const labels =
-        at?.labels ?? (existing ? { 'kubernetes.io/hostname': existing.name, ...(existing.labels ?? {}) } : undefined);
-      const d = labels?.[e.skew.topologyKey];
-      if (d !== undefined) counts.set(d, (counts.get(d) ?? 0) + 1);
-    }
-    const got = [...counts.values()].sort((a, b) => b - a);
-    if (JSON.stringify(got) !== JSON.stringify(e.skew.counts))
-      out.push(`skew on ${e.skew.topologyKey}: ${JSON.stringify(got)}, upstream ${JSON.stringify(e.skew.counts)}`);
+  for (const skew of e.skew === undefined ? [] : Array.isArray(e.skew) ? e.skew : [e.skew]) {
+    out.push(...skewDisagreements(skew, o));
+  }
+  for (const { key, pods } of e.sameLabel ?? []) {
+    const values = new Set(pods.map((p) => where(p)?.labels[key]));
+    if (values.size !== 1 || values.has(undefined)) out.push(`${pods.join(', ')}: ${key} differs (${[...values]})`);
+  }
+  for (const { key, pods } of e.differentLabel ?? []) {
+    const values = pods.map((p) => where(p)?.labels[key]);
+    if (values.includes(undefined) || new Set(values).size !== values.length)
+      out.push(`${pods.join(', ')}: ${key} not pairwise different (${values})`);
+  }
+  for (const [pod, taints] of Object.entries(e.nodeTaints ?? {})) {
+    const got = where(pod)?.taints;
+    if (JSON.stringify(got) !== JSON.stringify(taints))
+      out.push(`${pod}: node taints ${JSON.stringify(got)}, upstream ${JSON.stringify(taints)}`);
   }
   return out;
 }
@@ -390,5 +493,28 @@ function claimTypeDisagreements(e: ClaimTypesExpectation, claim: SchedulingResul
           out.push(`${t.name}: ${k} requests + overhead not below capacity`);
       }
   }
+  return out;
+}
+
+/** Upstream's ExpectSkew / ExpectMaxSkew: scheduled, active pods of the namespace that the selector matches, per domain. */
+function skewDisagreements(skew: Skew, o: Outcome): string[] {
+  const selector = compileSelector(skew.selector ? { matchLabels: skew.selector } : {});
+  const namespace = skew.namespace ?? 'default';
+  const counts = new Map<string, number>();
+  for (const p of [...o.pods, ...o.bound]) {
+    if ((p.metadata.namespace ?? 'default') !== namespace || !isActive(p)) continue;
+    if (!selector.matches(p.metadata.labels ?? {})) continue;
+    const d = o.placement.get(p.metadata.name)?.labels[skew.topologyKey];
+    if (d !== undefined) counts.set(d, (counts.get(d) ?? 0) + 1);
+  }
+  const got = [...counts.values()].sort((a, b) => b - a);
+  const out: string[] = [];
+  const upstream = JSON.stringify(skew.counts);
+  if (skew.counts && JSON.stringify(got) !== upstream)
+    out.push(`skew on ${skew.topologyKey}: ${JSON.stringify(got)}, upstream ${upstream}`);
+  if (skew.max !== undefined && got.some((n) => n > skew.max!))
+    out.push(`skew on ${skew.topologyKey}: ${JSON.stringify(got)}, upstream none above ${skew.max}`);
+  if (skew.maxSkew !== undefined && got.length > 0 && got[0]! - got[got.length - 1]! > skew.maxSkew)
+    out.push(`skew on ${skew.topologyKey}: ${JSON.stringify(got)}, upstream a max skew of ${skew.maxSkew}`);
   return out;
 }

@@ -138,7 +138,9 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
       out.push(`existing node ${e.name} unknown`);
       continue;
     }
-    const total = addResources(...node.pods.map(podRequests), ...e.pods.map(podRequests));
+    // A finished pod holds nothing on its node.
+    const holding = node.pods.filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+    const total = addResources(...holding.map(podRequests), ...e.pods.map(podRequests));
     for (const [r, v] of Object.entries(total)) {
       if (v > (node.allocatable[r] ?? (r === 'pods' ? 110 : 0))) out.push(`existing ${e.name}: over ${r}`);
     }
@@ -155,7 +157,9 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
     }
   }
   for (const node of input.existingNodes ?? []) {
+    // Finished and terminating pods count for no topology (Karpenter's IgnoredForTopology).
     for (const p of node.pods) {
+      if (p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' || p.metadata.deletionTimestamp) continue;
       placements.push({
         pod: p,
         zone: node.labels[ZONE],

@@ -499,3 +499,49 @@ describe('Instance Type Selection > MinValues', () => {
     for (const c of result.nodeClaims) expect(c.instanceTypes.length).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('Topology > Zonal', () => {
+  const labels = { app: 'spread' };
+  const spreadPods = (count: number) =>
+    pods('p', count, {
+      labels,
+      topologySpreadConstraints: [
+        { maxSkew: 1, topologyKey: ZONE, whenUnsatisfiable: 'DoNotSchedule', labelSelector: { matchLabels: labels } },
+      ],
+    });
+  const node = (name: string, zone: string, bound: Pod[] = []): ExistingNode => ({
+    name,
+    labels: { [HOST]: name, [ZONE]: zone },
+    taints: [],
+    allocatable: { cpu: 1000, memory: 4 * 2 ** 30, pods: 110 },
+    pods: bound.map((p) => ({ ...p, spec: { ...p.spec, nodeName: name } })),
+  });
+  const finished = (name: string, phase: string): Pod => ({ ...pod(name, { labels, cpu: '1' }), status: { phase } });
+  const terminating = (name: string): Pod => {
+    const p = pod(name, { labels, cpu: '100m' });
+    return { ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } };
+  };
+  const perNode = (result: ReturnType<typeof solve>) =>
+    Object.fromEntries(result.existingNodes.map((n) => [n.name, n.pods.length]));
+
+  it('should only count running/scheduled pods with matching labels scheduled to nodes with a corresponding domain (topology_test.go:415)', () => {
+    // Finished and terminating pods do not skew zone-a, and the finished ones leave node-a's cpu free.
+    const gone = [finished('failed', 'Failed'), finished('succeeded', 'Succeeded'), terminating('t')];
+    const result = run({
+      pods: spreadPods(3),
+      existingNodes: [node('node-a', 'zone-a', gone), node('node-b', 'zone-b'), node('node-c', 'zone-c')],
+    });
+    expect(result.unschedulable).toEqual([]);
+    expect(perNode(result)).toEqual({ 'node-a': 1, 'node-b': 1, 'node-c': 1 });
+  });
+
+  it('still counts the running pods of a domain', () => {
+    const running = pods('running', 2, { labels, cpu: '100m' });
+    const result = run({
+      pods: spreadPods(3),
+      existingNodes: [node('node-a', 'zone-a', running), node('node-b', 'zone-b'), node('node-c', 'zone-c')],
+    });
+    expect(result.unschedulable).toEqual([]);
+    expect(perNode(result)).toEqual({ 'node-b': 2, 'node-c': 1 });
+  });
+});
