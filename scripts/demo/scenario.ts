@@ -102,6 +102,44 @@ export interface DemoResult {
 
 const QUIET = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** Seconds one pod of the interrupted node takes to stop (a preStop hook): the drain waits for it. */
+export const DEMO_POD_GRACE_SECONDS = 3;
+
+/**
+ * Gives one pod on the instance's node a grace period and puts its deletion on the timeline: when the
+ * kubelet starts stopping it, when it is gone, and when the Node goes (only after the instance did).
+ * Returns the function that stops listening.
+ */
+async function takesItsGracePeriod(kube: FakeApiServer, timeline: Timeline, instanceId: string): Promise<() => void> {
+  const node = kube.nodes().find((n) => n.spec?.providerID?.endsWith(`/${instanceId}`));
+  const pod = kube.pods().find((p) => node && p.spec.nodeName === node.metadata.name);
+  if (!node || !pod) return () => undefined;
+  const namespace = pod.metadata.namespace ?? 'default';
+  const name = pod.metadata.name;
+  kube.updatePod(namespace, name, (p) => {
+    p.spec.terminationGracePeriodSeconds = DEMO_POD_GRACE_SECONDS;
+  });
+  const nodeName = node.metadata.name;
+  return kube.store.subscribe((change) => {
+    if (change.resource === 'nodes' && change.type === 'DELETED' && change.object.metadata.name === nodeName) {
+      timeline.add('kubelet', `node ${nodeName} gone: its instance terminated after the drain, the finalizer removed`);
+      return;
+    }
+    if (change.resource !== 'pods' || change.object.metadata.name !== name) return;
+    if (
+      change.type === 'MODIFIED' &&
+      change.object.metadata.deletionTimestamp &&
+      !change.previous?.metadata.deletionTimestamp
+    ) {
+      timeline.add(
+        'kubelet',
+        `pod ${namespace}/${name} Terminating: its ${DEMO_POD_GRACE_SECONDS} s grace period runs; the drain waits for it before TerminateInstances`,
+      );
+    }
+    if (change.type === 'DELETED') timeline.add('kubelet', `pod ${namespace}/${name} gone after its grace period`);
+  });
+}
+
 function silentPowertools(serviceName: string, timeline: Timeline): Powertools {
   const actor = serviceName.replace('karpless-', '') as 'watcher' | 'provision' | 'interruption' | 'drift' | 'gc';
   const telemetry: Telemetry = {
@@ -338,6 +376,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       'aws',
       `EC2 Spot Instance Interruption Warning for ${victim.instanceId} (${victim.nodeClaimName}) on the default bus`,
     );
+    const graceful = await takesItsGracePeriod(kube, timeline, victim.instanceId);
     const warnings = await drain(sqs, interruptionQueue, false);
     const out = await interrupt(sqsEvent(warnings), lambdaContext(20_000));
     timeline.add('interruption', `batch of ${warnings.length}, ${out.batchItemFailures.length} failed`);
@@ -350,6 +389,8 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     await pumpProvision();
     await measure('interruption replaced');
     await settleNodes('replacement registered');
+    // The watcher finishes what the interruption's head start left: the Node goes once its instance did.
+    graceful();
 
     // 5. A second Deployment whose pods need more than the nodes have left.
     deployments.apply(api, 2);

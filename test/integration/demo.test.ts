@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoEndpoint } from '../../scripts/demo/aws';
 import { describeStep } from '../../scripts/demo/cluster';
-import { DEMO_CLUSTER, type DemoResult, runDemo } from '../../scripts/demo/scenario';
+import { DEMO_CLUSTER, DEMO_POD_GRACE_SECONDS, type DemoResult, runDemo } from '../../scripts/demo/scenario';
 import { Timeline } from '../../scripts/demo/timeline';
 import { type MotoServer, startMotoServer } from '../../scripts/moto-server';
 import { KUBE, TAG } from '../../shared/contracts';
@@ -68,6 +68,22 @@ describe('npm run demo', () => {
       expect(node.metadata.finalizers).toContain(KUBE.terminationFinalizer);
       expect((node.spec?.taints ?? []).some((t) => t.key === KUBE.unregisteredTaintKey)).toBe(false);
     }
+  });
+
+  it('shows the drain of the interrupted node waiting for a pod’s grace period before the instance goes', () => {
+    const at = (line: string) => Number(/^\s*\+([\d.]+)s/.exec(line)?.[1]);
+    const terminating = lines.findIndex((l) =>
+      l.includes(`Terminating: its ${DEMO_POD_GRACE_SECONDS} s grace period runs`),
+    );
+    const gone = lines.findIndex((l) => l.includes('gone after its grace period'));
+    const nodeGone = lines.findIndex((l) => l.includes('gone: its instance terminated after the drain'));
+    const handled = lines.findIndex((l, i) => i > gone && l.includes('interruption') && l.includes('batch of'));
+    expect(terminating).toBeGreaterThan(-1);
+    expect(gone).toBeGreaterThan(terminating);
+    expect(nodeGone).toBeGreaterThan(gone);
+    expect(handled).toBeGreaterThan(gone);
+    // The fake kubelet keeps the pod its whole grace period (the timeline rounds to tenths).
+    expect(at(lines[gone] ?? '') - at(lines[terminating] ?? '')).toBeGreaterThanOrEqual(DEMO_POD_GRACE_SECONDS - 0.1);
   });
 
   it('drains and terminates the interrupted instance and replaces its pods', () => {
