@@ -63,16 +63,6 @@ export function isInstanceId(value: string): boolean {
   return INSTANCE_ID.test(value);
 }
 
-export function requireInstanceId(detail: JsonObject): string {
-  const id = requireString(detail, 'instance-id', 'detail.instance-id');
-  if (!isInstanceId(id)) {
-    throw new FieldError(
-      `detail.instance-id: ${JSON.stringify(id.slice(0, 64))} is not an EC2 instance id (i- and 8 or 17 hex digits)`,
-    );
-  }
-  return id;
-}
-
 /**
  * The instance of a record Karpenter acknowledges without acting when its id is missing, empty or not
  * an instance id (the id then matches no NodeClaim): `ignored` says which, and no id is returned. A

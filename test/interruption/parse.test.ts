@@ -97,6 +97,7 @@ describe('actions', () => {
     ['stopped', 'CordonAndDrain'],
     ['shutting-down', 'CordonAndDrain'],
     ['terminated', 'CordonAndDrain'],
+    ['Stopping', 'CordonAndDrain'],
     ['pending', 'NoAction'],
     ['running', 'NoAction'],
     ['rebooting', 'NoAction'],
@@ -196,8 +197,8 @@ describe('malformed events of known kinds', () => {
     ],
     [
       'capacity-reservation-interruption-warning',
-      { 'instance-id': null },
-      'detail.instance-id: must be a non-empty string, got null',
+      { 'instance-id': ['i-0123456789abcdef0'] },
+      'detail.instance-id: must be a non-empty string, got an array',
     ],
   ])('%s with %j', (name, detail, error) => {
     const event = withDetail(name, detail);
@@ -269,6 +270,30 @@ describe('records Karpenter acknowledges without action', () => {
       'rebalance-recommendation',
       { 'instance-id': 'vol-0123' },
       'detail.instance-id: "vol-0123" is not an EC2 instance id',
+    ],
+    ['rebalance-recommendation', { 'instance-id': null }, 'detail.instance-id: missing'],
+    [
+      'rebalance-recommendation',
+      { 'instance-id': ' i-0b662ef9931388ba0' },
+      'detail.instance-id: " i-0b662ef9931388ba0" is not an EC2 instance id',
+    ],
+    [
+      'instance-state-change-stopping',
+      { 'instance-id': ' i-0b662ef9931388ba0' },
+      'detail.instance-id: " i-0b662ef9931388ba0" is not an EC2 instance id',
+    ],
+    ['capacity-reservation-interruption-warning', { 'instance-id': undefined }, 'detail.instance-id: missing'],
+    ['capacity-reservation-interruption-warning', { 'instance-id': null }, 'detail.instance-id: missing'],
+    ['capacity-reservation-interruption-warning', { 'instance-id': '' }, 'detail.instance-id: missing'],
+    [
+      'capacity-reservation-interruption-warning',
+      { 'instance-id': ' i-0b662ef9931388ba0' },
+      'detail.instance-id: " i-0b662ef9931388ba0" is not an EC2 instance id',
+    ],
+    [
+      'capacity-reservation-interruption-warning',
+      { 'instance-id': 'cr-0123456789abcdef0' },
+      'detail.instance-id: "cr-0123456789abcdef0" is not an EC2 instance id',
     ],
   ])('%s with %j', (name, detail, ignored) => {
     const event = withDetail(name, detail);

@@ -15,7 +15,8 @@ export const instanceStateChange: InterruptionParser = {
     const { ids, ignored } = lenientInstanceId(envelope.detail);
     const state = requireString(envelope.detail, 'state', 'detail.state');
     if (ignored !== undefined) return ignoredMessage(envelope, 'InstanceStateChange', ignored, state);
-    const action = ACTIONABLE_STATES.has(state) ? 'CordonAndDrain' : 'NoAction';
+    // Upstream compares the state lower-cased.
+    const action = ACTIONABLE_STATES.has(state.toLowerCase()) ? 'CordonAndDrain' : 'NoAction';
     return message(envelope, 'InstanceStateChange', action, ids, state);
   },
 };
