@@ -160,6 +160,16 @@ export class HttpKubeClient implements KubeClient {
     return this.list<PersistentVolumeClaim>('/api/v1/persistentvolumeclaims', options);
   }
 
+  async getPersistentVolumeClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined> {
+    const answer = await this.transport.request({
+      method: 'GET',
+      path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`,
+      retry: 'idempotent',
+      accept: [404],
+    });
+    return answer.status === 404 ? undefined : (answer.body as PersistentVolumeClaim);
+  }
+
   listPersistentVolumes(options: ListOptions = {}): Promise<ObjectList<PersistentVolume>> {
     return this.list<PersistentVolume>('/api/v1/persistentvolumes', options);
   }

@@ -116,6 +116,12 @@ export interface KubeClient {
   /** Volume topology (the provision decision): claims, volumes and classes, all namespaces. */
   listPersistentVolumeClaims(options?: ListOptions): Promise<ObjectList<PersistentVolumeClaim>>;
   listPersistentVolumes(options?: ListOptions): Promise<ObjectList<PersistentVolume>>;
+  /**
+   * One claim, or undefined when it does not exist: a drain reads the claims of the pods it leaves on
+   * the node, whose volumes it does not wait to detach.
+   */
+  getPersistentVolumeClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined>;
+
   listStorageClasses(options?: ListOptions): Promise<ObjectList<StorageClass>>;
   /** Leases of every namespace (leader election: whether another controller is running). */
   listLeases(options?: ListOptions): Promise<ObjectList<Lease>>;

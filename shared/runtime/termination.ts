@@ -11,7 +11,7 @@
 //   terminating ── TerminateInstances until EC2 reports shutting-down or terminated ──►
 //   finalizer removed, claim record and drain record deleted.
 
-import type { Node, Pod } from '../apis/core/v1';
+import type { Node, Pod, VolumeAttachment } from '../apis/core/v1';
 import { parseDurationSeconds } from '../apis/duration';
 import { KUBE, METRIC } from '../contracts';
 import type { KubeClient } from '../kube/types';
@@ -19,7 +19,7 @@ import { isKubeApiError } from '../kube/types';
 import type { NodeClaimRecord } from '../nodeclaim/record';
 import type { Clock, Sleep } from '../providers/clock';
 import type { DrainRecord, NodeClaimStore, StateStore } from '../providers/state';
-import { NO_DEADLINE, planDrain, volumesToAwait } from '../termination/plan';
+import { claimsOfStayingPods, NO_DEADLINE, planDrain, volumesToAwait } from '../termination/plan';
 import { DISRUPTED_NO_SCHEDULE, podKey } from '../termination/pods';
 import { nodeEvent, recorderFor } from './events';
 import type { ClaimInstances } from './instances';
@@ -45,6 +45,7 @@ export interface TerminationDeps extends Telemetry {
     | 'deletePod'
     | 'deleteNode'
     | 'listVolumeAttachments'
+    | 'getPersistentVolumeClaim'
     | 'createEvent'
   >;
   instances: Pick<ClaimInstances, 'byIds' | 'terminate'>;
@@ -232,26 +233,43 @@ async function drainStep(
     }
     return { record: next, done: false };
   }
-  const attachments = (await deps.kube.listVolumeAttachments()).items;
-  const volumes = volumesToAwait({ nodeName: name, attachments, pods, now });
-  if (volumes.unattributed.length > 0) {
-    deps.log.info('not waiting on VolumeAttachments: pods that stay mount claims', {
-      node: name,
-      pods: volumes.unattributed.map(podKey),
-    });
-  }
-  if (volumes.awaited.length > 0 && now < record.deadline) {
+  // Past the terminationGracePeriod nothing holds the instance any more: no need to look.
+  const awaited = now < record.deadline ? await blockingVolumeAttachments(deps, name, pods, now) : [];
+  if (awaited.length > 0) {
+    const names = awaited.map((a) => a.metadata.name);
+    const more = names.length > 5 ? ` and ${names.length - 5} other(s)` : '';
     await events.publish(
       nodeEvent(
         name,
-        'Warning',
+        'Normal',
         'AwaitingVolumeDetachment',
-        `Awaiting deletion of ${volumes.awaited.length} VolumeAttachments bound to node`,
+        `Awaiting deletion of bound volumeattachments (${names.slice(0, 5).join(', ')}${more})`,
       ),
     );
     return { record: next, done: false };
   }
   return { record: next, done: true };
+}
+
+/**
+ * The node's VolumeAttachments the drain waits for: all but those of the volumes of pods it leaves in
+ * place, found through their PersistentVolumeClaims (a claim gone is skipped, as upstream does).
+ */
+async function blockingVolumeAttachments(
+  deps: TerminationDeps,
+  nodeName: string,
+  pods: readonly Pod[],
+  now: number,
+): Promise<VolumeAttachment[]> {
+  const attachments = (await deps.kube.listVolumeAttachments()).items;
+  const onNode = volumesToAwait({ nodeName, attachments, nonBlockingVolumes: new Set() });
+  if (onNode.length === 0) return [];
+  const nonBlocking = new Set<string>();
+  for (const ref of claimsOfStayingPods(pods, now)) {
+    const volume = (await deps.kube.getPersistentVolumeClaim(ref.namespace, ref.name))?.spec?.volumeName;
+    if (volume) nonBlocking.add(volume);
+  }
+  return volumesToAwait({ nodeName, attachments: onNode, nonBlockingVolumes: nonBlocking });
 }
 
 /** Evicts the wave's pods not in backoff; returns the backoff of those a PodDisruptionBudget refused. */

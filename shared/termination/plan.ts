@@ -75,30 +75,47 @@ export function planDrain(input: DrainInput): DrainPass {
   };
 }
 
-export interface VolumeInput {
-  nodeName: string;
-  attachments: readonly VolumeAttachment[];
-  /** The node's pods. */
-  pods: readonly Pod[];
-  now: number;
+/** A PersistentVolumeClaim a pod mounts, by namespace and name. */
+export interface ClaimRef {
+  namespace: string;
+  name: string;
 }
 
 /**
- * The node's VolumeAttachments the drain waits for. Karpenter leaves out those of pods it does not
- * drain (they stay to the end: DaemonSet pods tolerating the taint, mirror pods, stuck pods), which
- * needs each pod's PersistentVolumeClaim; karpless's role may not read claims, so when such a pod
- * mounts a claim the wait is left to the terminationGracePeriod: none are waited for, and
- * `unattributed` names the pods that made it so.
+ * The claims mounted by the node's pods the drain leaves in place (not drainable: tolerating the
+ * disrupted taint, mirror pods, pods stuck terminating). Their volumes never detach while the node
+ * lives, so their VolumeAttachments do not hold the termination (Karpenter's nonBlockingVolumes). A
+ * generic ephemeral volume's claim is named `<pod>-<volume>`.
  */
-export function volumesToAwait(input: VolumeInput): { awaited: VolumeAttachment[]; unattributed: Pod[] } {
-  const onNode = input.attachments.filter(
-    (a) => a.spec?.nodeName === input.nodeName && a.spec?.source?.persistentVolumeName !== undefined,
-  );
-  const staying = input.pods.filter(
-    (p) =>
-      !isDrainable(p, input.now) &&
-      (p.spec.volumes ?? []).some((v) => v.persistentVolumeClaim !== undefined || v.ephemeral !== undefined),
-  );
-  if (staying.length > 0) return { awaited: [], unattributed: staying };
-  return { awaited: onNode, unattributed: [] };
+export function claimsOfStayingPods(pods: readonly Pod[], now: number): ClaimRef[] {
+  const claims = new Map<string, ClaimRef>();
+  for (const pod of pods) {
+    if (isDrainable(pod, now)) continue;
+    const namespace = pod.metadata.namespace ?? 'default';
+    for (const volume of pod.spec.volumes ?? []) {
+      const name =
+        volume.persistentVolumeClaim?.claimName ??
+        (volume.ephemeral !== undefined ? `${pod.metadata.name}-${volume.name}` : undefined);
+      if (name !== undefined) claims.set(`${namespace}/${name}`, { namespace, name });
+    }
+  }
+  return [...claims.values()];
+}
+
+export interface VolumeInput {
+  nodeName: string;
+  attachments: readonly VolumeAttachment[];
+  /** PersistentVolume names bound to the claims of pods the drain leaves (see claimsOfStayingPods). */
+  nonBlockingVolumes: ReadonlySet<string>;
+}
+
+/**
+ * The node's VolumeAttachments the drain waits for: those of a PersistentVolume, except the volumes
+ * of pods the drain leaves in place (Karpenter's blockingVolumeAttachments).
+ */
+export function volumesToAwait(input: VolumeInput): VolumeAttachment[] {
+  return input.attachments.filter((a) => {
+    const volume = a.spec?.source?.persistentVolumeName;
+    return a.spec?.nodeName === input.nodeName && volume !== undefined && !input.nonBlockingVolumes.has(volume);
+  });
 }

@@ -325,6 +325,41 @@ describe(`${UPSTREAM}: VolumeAttachments`, () => {
     expect(instances.terminated).toEqual([INSTANCE]);
   });
 
+  it('should only wait for volume attachments associated with drainable pods', async () => {
+    server.addVolumeAttachment('va-drainable', NODE, 'foo');
+    server.addVolumeAttachment('va-staying', NODE, 'bar');
+    server.addPersistentVolumeClaim({ metadata: { name: 'data', namespace: 'default' }, spec: { volumeName: 'bar' } });
+    // Tolerates the disrupted taint: the drain leaves it, and its volume with it.
+    const staying = app('staying');
+    staying.spec.tolerations = [{ key: KUBE.disruptedTaintKey, operator: 'Exists' }];
+    staying.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }];
+    server.addPod(staying);
+    await begin();
+    await step();
+    await step();
+    expect(instances.terminated).toEqual([]);
+    const awaiting = server.eventsFor('Node', NODE).filter((e) => e.reason === 'AwaitingVolumeDetachment');
+    expect(awaiting.map((e) => e.message)).toEqual(['Awaiting deletion of bound volumeattachments (va-drainable)']);
+    server.deleteVolumeAttachment('va-drainable');
+    await step();
+    expect(instances.terminated).toEqual([INSTANCE]);
+    expect(evictions()).toEqual([]);
+  });
+
+  it('should only wait for volume attachments associated with drainable pods (a static pod’s ephemeral volume)', async () => {
+    server.addVolumeAttachment('va-mirror', NODE, 'scratch-pv');
+    server.addPersistentVolumeClaim({
+      metadata: { name: 'mirror-scratch', namespace: 'default' },
+      spec: { volumeName: 'scratch-pv' },
+    });
+    const mirror = app('mirror', { owner: 'Node' });
+    mirror.spec.volumes = [{ name: 'scratch', ephemeral: { volumeClaimTemplate: {} } }];
+    server.addPod(mirror);
+    await begin();
+    await step();
+    expect(instances.terminated).toEqual([INSTANCE]);
+  });
+
   it("should wait for volume attachments until the nodeclaim's termination grace period expires", async () => {
     server.addVolumeAttachment('va-1', NODE, 'pv-1');
     await begin();

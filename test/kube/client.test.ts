@@ -91,6 +91,14 @@ describe('lists', () => {
   });
 });
 
+describe('persistentvolumeclaims', () => {
+  it('gets a claim by namespace and name, and undefined for one that does not exist', async () => {
+    server.addPersistentVolumeClaim({ metadata: { name: 'data', namespace: 'db' }, spec: { volumeName: 'pv-1' } });
+    expect((await client.getPersistentVolumeClaim('db', 'data'))?.spec?.volumeName).toBe('pv-1');
+    expect(await client.getPersistentVolumeClaim('default', 'data')).toBeUndefined();
+  });
+});
+
 describe('nodes', () => {
   it('gets a node, and undefined for one that does not exist', async () => {
     server.addNode(node('a'));

@@ -275,6 +275,13 @@ export class FakeKube implements KubeClient {
     return this.list(this.persistentVolumeClaims);
   }
 
+  async getPersistentVolumeClaim(namespace: string, name: string): Promise<PersistentVolumeClaim | undefined> {
+    this.record('getPersistentVolumeClaim', { namespace, name });
+    return this.persistentVolumeClaims.find(
+      (c) => (c.metadata.namespace ?? 'default') === namespace && c.metadata.name === name,
+    );
+  }
+
   async listPersistentVolumes(options?: ListOptions): Promise<ObjectList<PersistentVolume>> {
     this.record('listPersistentVolumes', options);
     return this.list(this.persistentVolumes);
