@@ -28,6 +28,7 @@ import { cmp } from './packing/ordering';
 import { PodTerms } from './packing/pod-terms';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
 import { type PostPassContext, PostPasses } from './packing/post-passes';
+import { ConflictSkips } from './packing/skips';
 import type {
   ClaimState,
   ExistingState,
@@ -57,6 +58,9 @@ const ROUNDS_PER_NODE = 4;
  */
 const TOPOLOGY_MOVES_MAX_PODS = 200;
 
+/** A claim's requirements conflict with the pod's: it will never take pods of these requirements. */
+const CONFLICT: Fit = Object.freeze({ n: 0 });
+
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
 
@@ -74,6 +78,7 @@ export class Packer {
   private readonly targets: TopologyTargets;
   private readonly opening: ClaimOpening;
   private readonly karpenterOrder: KarpenterOrder;
+  private readonly conflicts = new ConflictSkips();
 
   constructor(
     private readonly input: SchedulingInput,
@@ -524,14 +529,19 @@ export class Packer {
         placed +
         this.karpenterOrder.placeEmptiestFirst(v, pods, start + placed, want - placed, targetsKey, podReqs, podReqsId)
       );
-    while (cursor.c < this.claims.length && placed < want) {
+    for (;;) {
+      cursor.c = this.conflicts.first(podReqsId, cursor.c);
+      if (cursor.c >= this.claims.length || placed >= want) break;
       const node = this.claims[cursor.c]!;
       const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
       if (fit.n > 0) {
         this.commit(v, node, pods, start + placed, fit);
         placed += fit.n;
         if (placed < want) cursor.c++;
-      } else cursor.c++;
+      } else {
+        if (fit === CONFLICT) this.conflicts.add(podReqsId, cursor.c);
+        cursor.c++;
+      }
     }
     if (host && host.group.total === 0 && !host.self) return placed;
     while (placed < want) {
@@ -570,8 +580,8 @@ export class Packer {
     const none = { n: 0 };
     const pool = node.pool;
     if (staticFit(this.catalog, v, pool).reason) return none;
-    const merged = this.catalog.merge(node.reqsId, podReqs, podReqsId)!;
-    if (merged.conflict) return none;
+    const merged = this.catalog.merge(node.reqsId, podReqs, podReqsId);
+    if (merged.conflict) return CONFLICT;
     const room = hostRoom(v, node, want);
     if (room === 0) return none;
     let frontier = node.frontier;

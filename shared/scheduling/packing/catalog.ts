@@ -35,6 +35,9 @@ import { type Dims, dominates, exceedsCharged } from './vectors';
 /** Stands for the hostname a NodeClaim's node will get: a value no requirement can name. */
 const NEW_NODE_HOSTNAME = '\u0000new-node';
 
+/** Node-side ∩ pod-side requirements: the interned id of the intersection, or the pod's requirement that conflicts. */
+export type MergeResult = { id: number; conflict?: Requirement };
+
 export class TypeCatalog {
   /** Label keys some instance type sets: a requirement on any other key is on a label no node will have. */
   readonly typeKeys = new Set<string>();
@@ -45,7 +48,8 @@ export class TypeCatalog {
    */
   readonly daemonSets: { pod: Pod; terms: Requirements[]; req: Float64Array }[] = [];
   private readonly reqsIds = new Map<string, number>();
-  private readonly mergeMemo = new Map<string, { id: number; conflict?: Requirement } | null>();
+  /** Merges by node-side id, then pod-side id: numeric keys, as the packer asks millions of times per solve. */
+  private readonly mergeMemo: Map<number, MergeResult>[] = [];
   private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
   private readonly daemonPortsMemo = new Map<number, Pod[]>();
 
@@ -120,13 +124,16 @@ export class TypeCatalog {
    * Node-side requirements ∩ pod-side. A key the node side does not define and no instance type
    * provides will be absent on the node, so the pod must accept its absence.
    */
-  merge(nodeId: number, pod: Requirements, podId: number): { id: number; conflict?: Requirement } | null {
-    const memoKey = `${nodeId}:${podId}`;
-    const hit = this.mergeMemo.get(memoKey);
+  merge(nodeId: number, pod: Requirements, podId: number): MergeResult {
+    let memo = this.mergeMemo[nodeId];
+    if (!memo) {
+      memo = new Map();
+      this.mergeMemo[nodeId] = memo;
+    }
+    const hit = memo.get(podId);
     if (hit !== undefined) return hit;
     const node = this.reqsById[nodeId]!;
     const map = new Map(node.byKey);
-    let result: { id: number; conflict?: Requirement } | null = null;
     let conflict: Requirement | undefined;
     for (const r of pod.byKey.values()) {
       const base = map.get(r.key) ?? (this.isTypeKey(r.key) ? undefined : doesNotExist(r.key));
@@ -143,8 +150,8 @@ export class TypeCatalog {
       }
       map.set(r.key, next);
     }
-    result = conflict ? { id: -1, conflict } : { id: this.intern(new Requirements(map)) };
-    this.mergeMemo.set(memoKey, result);
+    const result: MergeResult = conflict ? { id: -1, conflict } : { id: this.intern(new Requirements(map)) };
+    memo.set(podId, result);
     return result;
   }
 
@@ -193,7 +200,7 @@ export class TypeCatalog {
       if (untoleratedTaint(ds.pod.spec.tolerations, pool.taints, true)) continue;
       const runs = ds.terms.some((terms) => {
         const merged = this.merge(reqsId, terms, this.intern(terms));
-        return merged !== null && !merged.conflict && this.compatible(pool, merged.id).length > 0;
+        return !merged.conflict && this.compatible(pool, merged.id).length > 0;
       });
       if (runs) for (let r = 0; r < v.length; r++) v[r]! += ds.req[r]!;
     }
@@ -216,7 +223,7 @@ export class TypeCatalog {
       .filter((ds) =>
         ds.terms.some((terms) => {
           const merged = this.merge(poolId, terms, this.intern(terms));
-          return merged !== null && !merged.conflict;
+          return !merged.conflict;
         }),
       )
       .map((ds) => ds.pod);

@@ -92,7 +92,7 @@ export class ClaimOpening {
       const cv = this.ctx.variant(cls, 0)!;
       if (staticFit(this.ctx.catalog, cv, pool).reason) continue;
       const merged = this.ctx.catalog.merge(reqsId, cv.reqs, this.ctx.catalog.intern(cv.reqs));
-      if (!merged || merged.conflict) continue;
+      if (merged.conflict) continue;
       for (let r = 0; r < n; r++) share[r]! += (cls.req[r]! * cls.pods.length) / forced.count;
     }
     this.shareMemo.set(key, share);
@@ -146,7 +146,7 @@ export class ClaimOpening {
     for (const pool of this.ctx.pools) {
       const fit = staticFit(this.ctx.catalog, v, pool);
       if (fit.reason) continue;
-      const merged = this.ctx.catalog.merge(this.ctx.catalog.intern(pool.domain), podReqs, podReqsId)!;
+      const merged = this.ctx.catalog.merge(this.ctx.catalog.intern(pool.domain), podReqs, podReqsId);
       if (merged.conflict) continue;
       const ds = this.ctx.catalog.daemonOverhead(pool, merged.id);
       if (pool.nodesRemaining < 1) {
@@ -306,7 +306,7 @@ export class ClaimOpening {
       const fit = staticFit(this.ctx.catalog, v, pool);
       if (fit.reason || fit.reqsId === undefined) continue;
       const merged = this.ctx.catalog.merge(reqsId, v.reqs, this.ctx.catalog.intern(v.reqs));
-      if (!merged || merged.conflict) continue;
+      if (merged.conflict) continue;
       for (let r = 0; r < n; r++) mean[r]! += cls.req[r]! * cls.pods.length;
       count += cls.pods.length;
     }

@@ -37,7 +37,7 @@ function computeStaticFit(catalog: TypeCatalog, v: Variant, pool: PoolState): St
   const port = daemonPortConflict(catalog, v, pool);
   if (port) return { reason: prefix + port };
   const poolId = catalog.intern(pool.domain);
-  const merged = catalog.merge(poolId, v.reqs, catalog.intern(v.reqs))!;
+  const merged = catalog.merge(poolId, v.reqs, catalog.intern(v.reqs));
   if (merged.conflict) {
     const r = merged.conflict;
     const own = pool.domain.get(r.key);

@@ -301,7 +301,7 @@ export class PostPasses {
           let type = planned?.type ?? price.get(to)!;
           if (!narrowing && roomIn(type.t.alloc, used, cls.req) <= 0) continue;
           const merged = this.ctx.catalog.merge(reqsId, v.reqs, podId);
-          if (!merged || merged.conflict || (merged.id !== reqsId) !== narrowing) continue;
+          if (merged.conflict || (merged.id !== reqsId) !== narrowing) continue;
           if (narrowing) {
             const one = used.map((u, r) => u + cls.req[r]!);
             const next = this.cheapestFitting(to, merged.id, one);
@@ -442,7 +442,7 @@ export class PostPasses {
         for (const to of candidates) {
           if (to === from || to.pool !== from.pool || to.pods.length === 0) continue;
           const merged = this.ctx.catalog.merge(to.reqsId, v.reqs, this.ctx.catalog.intern(v.reqs));
-          if (!merged || merged.conflict || (fixed && merged.id !== to.reqsId)) continue;
+          if (merged.conflict || (fixed && merged.id !== to.reqsId)) continue;
           const before = price.get(from)! + price.get(to)!;
           const most = this.moveRoom(cls, from, to, n);
           for (let k = 1; k <= most; k++) {
@@ -561,7 +561,7 @@ export class PostPasses {
       const v = this.ctx.variant(cls, 0)!;
       if (pool !== from.pool && staticFit(this.ctx.catalog, v, pool).reason) return undefined;
       const merged = this.ctx.catalog.merge(reqsId, v.reqs, this.ctx.catalog.intern(v.reqs));
-      if (!merged || merged.conflict) return undefined;
+      if (merged.conflict) return undefined;
       reqsId = merged.id;
     }
     return reqsId;

@@ -35,7 +35,7 @@ export class TopologyTargets {
     for (const pool of this.pools) {
       if (untoleratedTaint(v.cls.spec.tolerations, pool.taints, v.tolerateSoft)) continue;
       const merged = this.catalog.merge(this.catalog.intern(pool.domain), v.reqs, podId);
-      if (!merged || merged.conflict) continue;
+      if (merged.conflict) continue;
       for (const value of this.poolDomains(pool, merged.id, key)) values.add(value);
     }
     for (const n of this.existing) {
