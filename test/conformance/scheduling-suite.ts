@@ -84,6 +84,8 @@ export interface Expectation {
   scheduled?: string[] | 'all';
   /** Pod names that stay unschedulable; `all` for every pod. */
   unschedulable?: string[] | 'all';
+  /** How many of the case's pods get a node, whichever they are. */
+  scheduledCount?: number;
   /** How many NodeClaims are planned. */
   claims?: number;
   /** Labels the node a pod lands on has (a planned claim: its single-valued requirements and its offering). */
@@ -412,6 +414,9 @@ export function disagreements(c: SchedulingCase, o: Outcome): string[] {
   for (const pod of names(e.scheduled ?? [], o.pods)) if (!where(pod)) out.push(`${pod}: not scheduled`);
   for (const pod of names(e.unschedulable ?? [], o.pods))
     if (where(pod)) out.push(`${pod}: scheduled (${where(pod)!.node})`);
+  const scheduledCount = o.pods.filter((p) => where(p.metadata.name)).length;
+  if (e.scheduledCount !== undefined && scheduledCount !== e.scheduledCount)
+    out.push(`${scheduledCount} pods scheduled, upstream ${e.scheduledCount}`);
   if (e.claims !== undefined && o.result.nodeClaims.length !== e.claims)
     out.push(`${o.result.nodeClaims.length} claims planned, upstream ${e.claims}`);
   for (const [pod, labels] of Object.entries(e.nodeLabels ?? {})) {

@@ -26,6 +26,19 @@ function podMatchesNode(pod: Pod, labels: Record<string, string>): boolean {
   return terms.some((t) => Requirements.from((t.matchExpressions ?? []).map(requirementFrom)).matchesLabels(labels));
 }
 
+/** Whether the pod's own node selection allows the zone (its requirements on other keys aside). */
+function zoneAllowed(pod: Pod, zone: string): boolean {
+  const selected = pod.spec.nodeSelector?.[ZONE];
+  if (selected !== undefined && selected !== zone) return false;
+  const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (!terms || terms.length === 0) return true;
+  return terms.some((t) =>
+    Requirements.from((t.matchExpressions ?? []).filter((e) => e.key === ZONE).map(requirementFrom)).matchesLabels({
+      [ZONE]: zone,
+    }),
+  );
+}
+
 function matches(selector: Parameters<typeof compileSelector>[0], pod: Pod): boolean {
   return compileSelector(selector).matches(pod.metadata.labels ?? {});
 }
@@ -208,7 +221,13 @@ export function violations(input: SchedulingInput, result: SchedulingResult): st
       }
     }
     for (const term of p.spec.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution ?? []) {
-      const others = placements.filter((o) => o.pod !== p && matches(term.labelSelector, o.pod));
+      // A pod its own term selects may open a zone while no zone its requirements allow has a match
+      // (Karpenter's anyCompatiblePodDomain): the other matches must then all be out of its reach.
+      const reachable = (o: (typeof placements)[number]) =>
+        term.topologyKey === HOST || o.zone === undefined || zoneAllowed(p, o.zone);
+      const others = placements.filter(
+        (o) => o.pod !== p && matches(term.labelSelector, o.pod) && !(matches(term.labelSelector, p) && !reachable(o)),
+      );
       if (others.length === 0) continue;
       const ok = others.some((o) =>
         term.topologyKey === HOST ? o.host === placed.host : o.zone !== undefined && o.zone === placed.zone,

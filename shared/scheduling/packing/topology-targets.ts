@@ -126,6 +126,17 @@ export class TopologyTargets {
     return values;
   }
 
+  /**
+   * Whether a domain the pod's own requirements allow already has a pod the affinity selects. When none
+   * has, a pod selecting itself may open a domain of its own (Karpenter's anyCompatiblePodDomain): two
+   * self-affine pods pinned to different zones each get one.
+   */
+  private anyReachableMatch(v: Variant, o: OwnTerm): boolean {
+    const own = v.reqs.get(o.group.key);
+    for (const [d, n] of o.group.counts) if (n > 0 && (!own || allows(own, d))) return true;
+    return false;
+  }
+
   /** The domain of `key` to place the next batch in, and how many pods it may take. */
   chooseTarget(
     v: Variant,
@@ -156,7 +167,7 @@ export class TopologyTargets {
           }
           if (o.self) budget = Math.min(budget, 1);
         } else if (o.kind === 'affinity') {
-          if (c === 0 && !(g.total === 0 && o.self)) {
+          if (c === 0 && !(o.self && !this.anyReachableMatch(v, o))) {
             ok = false;
             reason ??=
               g.total === 0
