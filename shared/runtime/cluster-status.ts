@@ -1,17 +1,18 @@
 // The watcher's status writer, for clusters with Karpenter's v1 CRDs: NodeClaim records mirrored as
-// NodeClaim objects (created, status kept current, deleted with their record), NodePool and
-// EC2NodeClass objects' status written back, and `kubectl delete nodeclaim` turned into the one
-// termination path (the record marked for deletion, the Node deleted). Without the CRDs it logs once
+// NodeClaim objects (created, status kept current, deleted with their record), NodePool objects'
+// status written back (EC2NodeClass status is the drift function's: nodeclass-status.ts), and
+// `kubectl delete nodeclaim` turned into the one termination path (the record marked for deletion,
+// the Node deleted). Without the CRDs it logs once
 // and writes nothing; it never creates NodePools or EC2NodeClasses (those are the user's).
 
 import { LABEL_NODEPOOL } from '../apis/v1/labels';
-import type { Condition, EC2NodeClass, EC2NodeClassStatus } from '../apis/v1/types';
+import type { Condition } from '../apis/v1/types';
 import { validateNodePool } from '../apis/v1/validation';
 import type { KarpenterObject, KarpenterObjectsApi, KarpenterResource } from '../kube/karpenter';
 import type { KubeClient } from '../kube/types';
+import { canonicalJson } from '../launch/canonical';
 import { mirroredNodeClaim, nodeClaimStatus, nodePoolStatus, TERMINATION_FINALIZER } from '../nodeclaim/mirror';
 import type { NodeClaimRecord } from '../nodeclaim/record';
-import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import type { NodeClaimStore } from '../providers/state';
 import type { RuntimeLog } from './telemetry';
@@ -28,8 +29,6 @@ export interface ClusterStatusDeps {
   kube: Pick<KubeClient, 'deleteNode'>;
   log: RuntimeLog;
   clock: Clock;
-  /** An EC2NodeClass's status as Karpenter's nodeclass controller writes it; without it none is written. */
-  nodeClassStatus?: (nodeClass: EC2NodeClass) => Promise<EC2NodeClassStatus>;
 }
 
 export interface ClusterStatusReport {
@@ -55,7 +54,6 @@ export class ClusterStatusWriter {
     const records = await this.deps.records.nodeClaims();
     const nodePools = served.has('nodepools') ? (await this.deps.karpenter.list('nodepools')).items : [];
     const nodeClasses = served.has('ec2nodeclasses') ? (await this.deps.karpenter.list('ec2nodeclasses')).items : [];
-    if (served.has('ec2nodeclasses')) await this.syncNodeClasses(nodeClasses, report);
     if (served.has('nodeclaims')) await this.syncNodeClaims(records, nodePools, report);
     if (served.has('nodepools')) await this.syncNodePools(records, nodePools, nodeClasses, report);
     return report;
@@ -155,22 +153,6 @@ export class ClusterStatusWriter {
     }
   }
 
-  private async syncNodeClasses(nodeClasses: readonly KarpenterObject[], report: ClusterStatusReport): Promise<void> {
-    const resolve = this.deps.nodeClassStatus;
-    if (!resolve) return;
-    for (const object of nodeClasses) {
-      try {
-        const status = await resolve(object as unknown as EC2NodeClass);
-        await this.writeStatus('ec2nodeclasses', object, status as Record<string, unknown>, report);
-      } catch (error) {
-        this.deps.log.warn('resolving an EC2NodeClass for its status failed, will retry', {
-          nodeClass: object.metadata.name,
-          error: errorMessage(error),
-        });
-      }
-    }
-  }
-
   private async writeStatus(
     resource: KarpenterResource,
     object: KarpenterObject,
@@ -193,15 +175,5 @@ function conditionsOf(object: KarpenterObject | undefined): Condition[] {
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
-  );
+  return canonicalJson(a) === canonicalJson(b);
 }

@@ -14,7 +14,7 @@
 // replacement first or none at all. Each run also dates the claims' last pod events.
 
 import type { Node, Pod } from '../apis/core/v1';
-import type { EC2NodeClass, NodePool } from '../apis/v1/types';
+import type { EC2NodeClass, EC2NodeClassStatus, NodePool } from '../apis/v1/types';
 import { AMI_STATE_CHANGE, KUBE, METRIC } from '../contracts';
 import { budgetLimit } from '../disruption/budgets';
 import { type PdbLimits, pdbLimits } from '../disruption/candidates';
@@ -35,6 +35,7 @@ import type { DrainDeps } from './drain';
 import { type ConsolidationOutcome, consolidateAfterDrift, recordPodEvents } from './drift-consolidation';
 import { nodeEvent, recorderFor } from './events';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
+import type { NodeClassStatusWriter } from './nodeclass-status';
 import { deletionTimestamp, podsByNode } from './objects';
 import type { ClaimLauncher, ResolvedInstanceTypes } from './provision';
 import { beginTermination } from './termination';
@@ -72,6 +73,8 @@ export function parseDriftTrigger(event: unknown): DriftTrigger | undefined {
 export interface DriftSession {
   nodeClasses: Map<string, NodeClassToday>;
   launcher: ClaimLauncher;
+  /** Each node class's status as resolved this run, for its EC2NodeClass object. */
+  statuses?: Map<string, EC2NodeClassStatus>;
 }
 
 export interface DriftDeps extends DrainDeps, ClaimRecordsDeps {
@@ -92,6 +95,8 @@ export interface DriftDeps extends DrainDeps, ClaimRecordsDeps {
   claimUpdates?: Pick<NodeClaimStore, 'updateNodeClaim'>;
   /** Karpenter's SpotToSpotConsolidation feature gate: off, as upstream's default. */
   spotToSpotConsolidation?: boolean;
+  /** Writes the session's node-class statuses onto the cluster's EC2NodeClass objects (nodeclass-status.ts). */
+  nodeClassStatus?: Pick<NodeClassStatusWriter, 'write'>;
 }
 
 export interface DriftReport {
@@ -454,6 +459,7 @@ export async function startDisruption(
 /** One run: resume recorded disruptions, then start the candidates the budgets allow now. */
 export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<DriftReport> {
   const taken = await takeSnapshot(deps);
+  if (taken.session.statuses) await deps.nodeClassStatus?.write(taken.session.statuses);
   const snap = { ...taken, claims: await recordPodEvents(deps, taken) };
   const report: DriftReport = {
     trigger: trigger.kind,

@@ -2,7 +2,7 @@
 // the AMI lookups: each run gets a fresh AMIProvider, so a release is seen at the next run instead
 // of after the 24 h SSM cache, and its replacements launch with the AMI the drift check expects.
 
-import type { EC2NodeClass } from '../../apis/v1/types';
+import type { EC2NodeClass, EC2NodeClassStatus } from '../../apis/v1/types';
 import type { NodeClassToday } from '../../disruption/drift';
 import { isEvictable } from '../../kube/client';
 import {
@@ -18,6 +18,7 @@ import type { Cluster } from '../../providers/cluster';
 import type { DriftDeps, DriftSession } from '../drift';
 import { instanceTypeSource, kubeClient, type Runtime } from '../environment';
 import { AwsClaimLauncher } from '../launcher';
+import { NodeClassStatusWriter } from '../nodeclass-status';
 import type { Telemetry } from '../telemetry';
 import { launchPath } from './launch-path';
 
@@ -54,6 +55,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     const cluster: Promise<Cluster> = clusterProvider.describe(settings.cluster);
     const { version } = await cluster;
     const nodeClasses = new Map<string, NodeClassToday>();
+    const statuses = new Map<string, EC2NodeClassStatus>();
     for (const nodeClass of runtime.config.nodeClasses) {
       const resolution = await resolveNodeClass(nodeClass, {
         ...resolver,
@@ -63,6 +65,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
         mode: 'inspect',
       });
       nodeClasses.set(nodeClass.metadata.name, nodeClassToday(nodeClass, resolution));
+      if (resolution.nodeClass.status) statuses.set(nodeClass.metadata.name, resolution.nodeClass.status);
     }
     const launcher = new AwsClaimLauncher({
       nodeClasses: runtime.config.nodeClasses,
@@ -72,8 +75,9 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
       records: runtime.state,
       clock,
     });
-    return { nodeClasses, launcher };
+    return { nodeClasses, launcher, statuses };
   };
+  const kube = await kubeClient(runtime);
   return {
     ...telemetry,
     cluster: settings.cluster,
@@ -82,7 +86,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     session,
     instanceTypes: instanceTypeSource(runtime, telemetry, reservations),
     instances: runtime.instances,
-    kube: await kubeClient(runtime),
+    kube,
     state: runtime.state,
     nodeClaims: runtime.state,
     records: runtime.state,
@@ -91,5 +95,6 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     clock,
     // Consolidation's validation delay (Karpenter's 15 s) is waited out inside the run.
     sleep: runtime.sleep,
+    nodeClassStatus: new NodeClassStatusWriter({ karpenter: kube.karpenterObjects(), log: telemetry.log, clock }),
   };
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   DescribeInstancesCommand,
+  DescribeSubnetsCommand,
   type Instance,
   RegisterImageCommand,
   RunInstancesCommand,
@@ -19,7 +20,8 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as driftHandler } from '../../../lambdas/drift/handler';
 import type { Node } from '../../../shared/apis/core/v1';
-import type { Budget, EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
+import { karpenterCrds } from '../../../shared/apis/v1/crds';
+import type { Budget, EC2NodeClass, EC2NodeClassStatus, NodePool } from '../../../shared/apis/v1/types';
 import { KUBE, TAG } from '../../../shared/contracts';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
 import { driftDeps } from '../../../shared/runtime/deps/drift';
@@ -399,5 +401,49 @@ describe('drift on moto and the fake API server', () => {
     expect((await s.drift(scheduled)).draining).toEqual([node.name]);
     await s.terminate();
     expect(s.api.getNode(node.name)).toBeUndefined();
+  });
+  it("writes each EC2NodeClass's status as Karpenter's nodeclass controller does, and an unknown one is not Ready", async () => {
+    const s = await scenario('status', poolWith([{ nodes: '1' }]), nodeClassFor('al2023@latest'));
+    // The first launch creates the managed instance profile; until then InstanceProfileReady is Unknown.
+    await s.launchNode();
+    s.api.installCustomResources(karpenterCrds());
+    const applied: EC2NodeClass = { ...nodeClassFor('al2023@latest'), metadata: { name: 'default', generation: 2 } };
+    s.api.putObject('ec2nodeclasses', applied);
+    s.api.putObject('ec2nodeclasses', { ...nodeClassFor('al2023@latest'), metadata: { name: 'legacy' } });
+    await s.drift(scheduled);
+
+    const status = (name: string) => s.api.getObject('ec2nodeclasses', name)?.status as EC2NodeClassStatus;
+    const conditions = (name: string) =>
+      Object.fromEntries((status(name).conditions ?? []).map((c) => [c.type, [c.status, c.reason]]));
+    expect(conditions('default')).toEqual({
+      AMIsReady: ['True', 'AMIsReady'],
+      SubnetsReady: ['True', 'SubnetsReady'],
+      SecurityGroupsReady: ['True', 'SecurityGroupsReady'],
+      InstanceProfileReady: ['True', 'InstanceProfileReady'],
+      Ready: ['True', 'Ready'],
+    });
+    expect(status('default').conditions?.every((c) => c.observedGeneration === 2)).toBe(true);
+    const [subnet] = await s.account.ec2
+      .send(new DescribeSubnetsCommand({ Filters: [{ Name: 'tag:karpenter.sh/discovery', Values: ['drift'] }] }))
+      .then((o) => o.Subnets ?? []);
+    expect(status('default').subnets).toEqual([
+      { id: subnet?.SubnetId, zone: 'us-west-2a', zoneID: subnet?.AvailabilityZoneId },
+    ]);
+    expect(status('default').securityGroups?.map((g) => g.name)).toEqual(['nodes']);
+    // The AMIs are those launches use: the launched node's image is one of them.
+    const [launched] = await s.running();
+    expect(status('default').amis?.map((a) => a.id)).toContain(launched?.ImageId);
+    expect(status('default').instanceProfile).toMatch(/^status_/);
+    expect(conditions('legacy')).toEqual({ Ready: ['False', 'NotInConfiguration'] });
+
+    // Nothing changed: the next run writes nothing and the transition times stay.
+    const before = JSON.stringify(status('default'));
+    const patches = () =>
+      s.api.requests.filter((r) => r.method === 'PATCH' && r.path.includes('ec2nodeclasses')).length;
+    const written = patches();
+    s.clock.advance(5 * 60_000);
+    await s.drift(scheduled);
+    expect(patches()).toBe(written);
+    expect(JSON.stringify(status('default'))).toBe(before);
   });
 });
