@@ -17,7 +17,7 @@
 
 import type { Pod } from '../apis/core/v1';
 import type { Resources } from '../instancetypes/types';
-import type { SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
+import type { ExistingNode, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
 import { TypeCatalog } from './packing/catalog';
 import { ClaimOpening } from './packing/claim-opening';
 import { finalize } from './packing/finalize';
@@ -310,9 +310,11 @@ export class Packer {
     }
     this.classes = [...byKey.values()].sort((a, b) => b.cpu - a.cpu || b.memory - a.memory || a.id - b.id);
 
-    // Existing nodes, initialized ones first, then by name.
+    // Existing nodes, initialized ones first, then by name (Karpenter's sortExistingNodes): a node still
+    // registering or starting up may never come up, an initialized one is there.
+    const initialized = (n: ExistingNode) => n.initialized ?? !n.inFlight;
     const nodes = [...(input.existingNodes ?? [])].sort(
-      (a, b) => Number(a.inFlight ?? false) - Number(b.inFlight ?? false) || cmp(a.name, b.name),
+      (a, b) => Number(initialized(b)) - Number(initialized(a)) || cmp(a.name, b.name),
     );
     for (const node of nodes)
       for (const pod of node.pods.filter(isActive))

@@ -70,6 +70,8 @@ interface RawPod extends Partial<PodSpec> {
 
 interface RawNode {
   name: string;
+  /** This many alike nodes, `name-0` … `name-(count-1)`. */
+  count?: number;
   labels?: Record<string, string>;
   taints?: Taint[];
   allocatable: Record<string, number | string>;
@@ -114,6 +116,8 @@ export interface Expectation {
   differentLabel?: { key: string; pods: string[] }[];
   /** The taints the node a pod lands on has (a planned claim: its NodePool's taints), exactly. */
   nodeTaints?: Record<string, Taint[]>;
+  /** At most `atMost` nodes (existing and planned) keep `amount` (base units) of `resource` free. */
+  freeNodes?: { resource: string; amount: number; atMost: number };
 }
 
 interface Skew {
@@ -353,7 +357,7 @@ export function plan(c: SchedulingCase): Outcome {
   const nodePools = c.nodePools.map(toNodePool);
   const types = caseInstanceTypes(c);
   const pods = c.pods.flatMap(toPods);
-  const existingNodes: ExistingNode[] = (c.existingNodes ?? []).map((n) => ({
+  const existingNodes: ExistingNode[] = expandNodes(c.existingNodes ?? []).map((n) => ({
     name: n.name,
     labels: { 'kubernetes.io/hostname': n.name, ...(n.labels ?? {}) },
     taints: n.taints ?? [],
@@ -404,6 +408,12 @@ export function plan(c: SchedulingCase): Outcome {
   return { result, pods, bound, placement, types };
 }
 
+function expandNodes(nodes: RawNode[]): RawNode[] {
+  return nodes.flatMap(({ count, ...n }) =>
+    count === undefined ? [n] : Array.from({ length: count }, (_, i) => ({ ...n, name: `${n.name}-${i}` })),
+  );
+}
+
 const names = (list: string[] | 'all', pods: Pod[]) => (list === 'all' ? pods.map((p) => p.metadata.name) : list);
 
 /** Every way the plan differs from what upstream expects; empty when it agrees. */
@@ -451,6 +461,7 @@ export function disagreements(c: SchedulingCase, o: Outcome): string[] {
     const reasons = o.result.unschedulable.find((u) => u.pod.metadata.name === pod)?.reasons ?? [];
     if (!reasons.some((r) => r.includes(text))) out.push(`${pod}: reasons ${JSON.stringify(reasons)} lack "${text}"`);
   }
+  if (e.freeNodes) out.push(...freeNodeDisagreements(e.freeNodes, c, o));
   for (const skew of e.skew === undefined ? [] : Array.isArray(e.skew) ? e.skew : [e.skew]) {
     out.push(...skewDisagreements(skew, o));
   }
@@ -522,4 +533,21 @@ function skewDisagreements(skew: Skew, o: Outcome): string[] {
   if (skew.maxSkew !== undefined && got.length > 0 && got[0]! - got[got.length - 1]! > skew.maxSkew)
     out.push(`skew on ${skew.topologyKey}: ${JSON.stringify(got)}, upstream a max skew of ${skew.maxSkew}`);
   return out;
+}
+
+function freeNodeDisagreements(e: NonNullable<Expectation['freeNodes']>, c: SchedulingCase, o: Outcome): string[] {
+  const sum = (pods: Pod[]) => pods.reduce((a, p) => a + (podRequests(p)[e.resource] ?? 0), 0);
+  const free: string[] = [];
+  for (const n of expandNodes(c.existingNodes ?? [])) {
+    const placed = o.result.existingNodes.find((x) => x.name === n.name)?.pods ?? [];
+    const used = sum((n.pods ?? []).flatMap(toPods)) + sum(placed);
+    if (Number(n.allocatable[e.resource] ?? 0) - used >= e.amount) free.push(`existing/${n.name}`);
+  }
+  for (const [i, claim] of o.result.nodeClaims.entries()) {
+    const type = o.types.find((t) => t.name === claim.offering.instanceType);
+    if ((type?.allocatable[e.resource] ?? 0) - (claim.requests[e.resource] ?? 0) >= e.amount) free.push(`claim/${i}`);
+  }
+  return free.length > e.atMost
+    ? [`${free.length} nodes keep ${e.amount} ${e.resource} free (${free.join(', ')}), upstream at most ${e.atMost}`]
+    : [];
 }

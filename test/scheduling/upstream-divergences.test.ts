@@ -611,3 +611,46 @@ describe('Topology > Pod Affinity/Anti-Affinity', () => {
     expect(zoneOf(result, 'aff')).not.toBe(zoneOf(result, 'pod'));
   });
 });
+
+describe('Existing Nodes > ordering', () => {
+  it('should order initialized nodes for scheduling uninitialized nodes (suite_test.go:2662)', () => {
+    // Names put the one initialized node last: only the initialized-first order picks it.
+    const nodes = [
+      ourNode('node-a', { initialized: false }),
+      ourNode('node-b', { initialized: false }),
+      ourNode('node-z', { initialized: true }),
+    ];
+    const result = run({ pods: [pod('p')], existingNodes: nodes });
+    expect(result.nodeClaims).toEqual([]);
+    expect(result.existingNodes.map((n) => n.name)).toEqual(['node-z']);
+  });
+
+  it('should order initialized nodes for scheduling uninitialized nodes when all other nodes are inflight (suite_test.go:2553)', () => {
+    const claim = { ...ourNode('claim-a'), inFlight: true };
+    const result = run({ pods: [pod('p')], existingNodes: [claim, ourNode('node-z', { initialized: true })] });
+    expect(result.existingNodes.map((n) => n.name)).toEqual(['node-z']);
+  });
+
+  it('orders a registered uninitialized node and an in-flight claim by name alone, as upstream', () => {
+    const claim = { ...ourNode('claim-a'), inFlight: true };
+    const result = run({ pods: [pod('p')], existingNodes: [ourNode('node-b', { initialized: false }), claim] });
+    expect(result.existingNodes.map((n) => n.name)).toEqual(['claim-a']);
+  });
+});
+
+describe('NodePool requirements instance filtering', () => {
+  it('should handle multiple pods when requirements filter out all instance types (suite_test.go:5242)', () => {
+    const result = run({
+      nodePools: [
+        nodePool('default', {
+          requirements: [{ key: 'kubernetes.io/arch', operator: 'In', values: ['non-existent-arch'] }],
+        }),
+      ],
+      pods: pods('pod', 3),
+    });
+    expect(result.nodeClaims).toEqual([]);
+    expect(result.unschedulable).toHaveLength(3);
+    for (const u of result.unschedulable)
+      expect(u.reasons.join(' ')).toContain('nodepool requirements filtered out all available instance types');
+  });
+});

@@ -78,7 +78,8 @@ function daemonPortConflict(catalog: TypeCatalog, v: Variant, pool: PoolState): 
 function explainNoType(catalog: TypeCatalog, v: Variant, pool: PoolState, poolId: number): string {
   const base = catalog.compatible(pool, poolId);
   if (pool.types.length === 0) return 'has no instance types (check its EC2NodeClass)';
-  if (base.length === 0) return 'no instance type matches the NodePool requirements or has an available offering';
+  if (base.length === 0)
+    return 'nodepool requirements filtered out all available instance types (none matches them with an available offering)';
   for (const r of v.reqs.byKey.values()) {
     if (!catalog.isTypeKey(r.key) || r.key === LABEL_HOSTNAME) continue;
     const values = new Set<string>();
