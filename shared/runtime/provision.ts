@@ -7,7 +7,7 @@
 // cluster (SQS FIFO, one message group), so no two decisions race. A failed read of the cluster
 // throws before anything launches: the batch comes back whole.
 
-import type { Pod } from '../apis/core/v1';
+import type { NodeSelectorRequirement, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
 import { METRIC, REGISTRATION_TTL_MS } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
@@ -19,7 +19,7 @@ import type { Clock } from '../providers/clock';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../providers/instance';
 import type { NodeClaimStore, StateStore } from '../providers/state';
 import { type PlannedNodeClaim, podKey, type SchedulingResult, solve, type UnschedulablePod } from '../scheduling';
-import { volumeTopology, withRequirements } from '../scheduling/volumetopology';
+import { volumeTopology } from '../scheduling/volumetopology';
 import { type ClaimCapacity, existingCapacity } from './capacity';
 import { type ClusterReader, type IgnoredPod, pendingInCluster, readCluster, readVolumes } from './cluster-read';
 import type { ClaimInstances } from './instances';
@@ -297,10 +297,14 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
   const volumes = await read('volumes', () => readVolumes(deps.kube, unheld));
   const toPlace: Pod[] = [];
   const unplaceable: UnschedulablePod[] = [];
+  const volumeRequirements = new Map<Pod, NodeSelectorRequirement[]>();
   for (const pod of unheld) {
     const topology = volumes ? volumeTopology(pod, volumes) : { requirements: [] };
     if ('unschedulable' in topology) unplaceable.push({ pod, reasons: [topology.unschedulable] });
-    else toPlace.push(withRequirements(pod, topology.requirements));
+    else {
+      toPlace.push(pod);
+      if (topology.requirements.length > 0) volumeRequirements.set(pod, topology.requirements);
+    }
   }
   // The packer prices every claim as if a reservation held as many instances as wanted; settling
   // gives the claims past its count the offering their launch will really get.
@@ -314,6 +318,7 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
             instanceTypes: types.byNodePool,
             daemonSets: batch.daemonSets,
             existingNodes: claims.map((c) => c.node),
+            volumeRequirements,
             // Every claim of a pool that is not being deleted counts against its limits: the records
             // (in flight ones too, at the largest type they may launch), our instances without one,
             // and Nodes of the pool neither accounts for.

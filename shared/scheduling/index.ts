@@ -1,6 +1,6 @@
 // The scheduling core: pending pods + NodePools + instance types → NodeClaims to launch (pure).
 
-import type { Pod } from '../apis/core/v1';
+import type { NodeSelectorRequirement, Pod } from '../apis/core/v1';
 import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../apis/v1/types';
 import type { InstanceType, Offering, Resources } from '../instancetypes/types';
 import { Packer } from './packer';
@@ -38,6 +38,12 @@ export interface SchedulingInput {
   existingNodes?: ExistingNode[];
   /** Resources already used per NodePool, counted against its limits. */
   nodePoolUsage?: Record<string, Resources>;
+  /**
+   * Node requirements a pod's volumes add (volumetopology.ts), by pod: every node it lands on meets
+   * them, but, as Karpenter keeps its VolumeRequirements apart from a pod's own, they never narrow the
+   * domains its topology spreads count (kubernetes-sigs/karpenter#2777).
+   */
+  volumeRequirements?: ReadonlyMap<Pod, readonly NodeSelectorRequirement[]>;
 }
 
 export interface PlannedNodeClaim {

@@ -43,7 +43,7 @@ import type {
 import { TailRepack } from './packing/tail-repack';
 import { TopologyTargets } from './packing/topology-targets';
 import { Dims, fitsUsed, roomIn, unitsOf } from './packing/vectors';
-import { type Requirements, requirementIn } from './requirements';
+import { type Requirements, requirementFrom, requirementIn } from './requirements';
 import { PODS, podRequests } from './resources';
 import { schedulingTaints, untoleratedTaint } from './taints';
 import { describeTerm, type TopologyTerm, termMatches } from './topology';
@@ -277,9 +277,11 @@ export class Packer {
     const labelKeys = [...selectorKeys].sort();
     for (const pod of input.pods) {
       const info = infoOf(pod);
+      const volume = input.volumeRequirements?.get(pod) ?? [];
+      const volumePart = volume.length > 0 ? `\u0000${JSON.stringify(volume)}` : '';
       const namespace = pod.metadata.namespace ?? 'default';
       const labels = labelsWithHostPorts(pod);
-      let labelPart = '';
+      let labelPart = volumePart;
       for (const k of labelKeys) if (labels[k] !== undefined) labelPart += `\u0000${k}=${labels[k]}`;
       const key = `${namespace}\u0000${info.key}${labelPart}`;
       let cls = byKey.get(key);
@@ -300,6 +302,7 @@ export class Packer {
           variants: [],
           relax: undefined,
           signature: `${namespace}\u0000${info.sig}${labelPart}`,
+          volume: volume.map(requirementFrom),
           // Host ports repel like hostname anti-affinity, which the spec alone does not show.
           ...(hostPortsKey(pod) ? { movable: false } : {}),
         };

@@ -1,8 +1,10 @@
 // Volume topology (Karpenter's scheduling/volumetopology.go): a pod's PersistentVolumeClaims become
 // node requirements. A claim bound to a volume takes the volume's node affinity (its first term, as
 // upstream: terms are ORed and one is enough to plan); an unbound claim whose StorageClass waits for
-// the first consumer takes the class's allowedTopologies (first term). The requirements are ANDed
-// into every required node-affinity term, so relaxing preferences never drops them. A claim that
+// the first consumer takes the class's allowedTopologies (first term). The requirements go to the
+// scheduler beside the pod (SchedulingInput.volumeRequirements): ANDed into each of its required
+// node-affinity terms, so relaxing preferences never drops them, and kept out of the domains its
+// topology spreads count, as Karpenter keeps VolumeRequirements apart. A claim that
 // cannot be satisfied by any new node (missing, or unbound and bound Immediately by the volume
 // controller, which the scheduler must wait for) makes the pod unschedulable with that reason. Pure.
 
@@ -105,28 +107,4 @@ export function volumeTopology(pod: Pod, objects: VolumeObjects): VolumeTopology
     requirements.push(...found.requirements);
   }
   return { requirements };
-}
-
-/** The pod with the requirements ANDed into every required node-affinity term (a copy; the input is kept). */
-export function withRequirements(pod: Pod, requirements: readonly NodeSelectorRequirement[]): Pod {
-  if (requirements.length === 0) return pod;
-  const required = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
-  const terms = required && required.nodeSelectorTerms.length > 0 ? required.nodeSelectorTerms : [{}];
-  const nodeSelectorTerms = terms.map((term) => ({
-    ...term,
-    matchExpressions: [...(term.matchExpressions ?? []), ...requirements.map((r) => ({ ...r }))],
-  }));
-  return {
-    ...pod,
-    spec: {
-      ...pod.spec,
-      affinity: {
-        ...pod.spec.affinity,
-        nodeAffinity: {
-          ...pod.spec.affinity?.nodeAffinity,
-          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms },
-        },
-      },
-    },
-  };
 }

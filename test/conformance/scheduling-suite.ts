@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type {
   NodeSelectorRequirement,
+  PersistentVolume,
+  PersistentVolumeClaim,
   Pod,
   PodAffinityTerm,
   PodSpec,
@@ -17,6 +19,7 @@ import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../.
 import type { InstanceType } from '../../shared/instancetypes/types';
 import { type ExistingNode, podRequests, type SchedulingResult, solve } from '../../shared/scheduling';
 import { compileSelector } from '../../shared/scheduling/topology';
+import { type VolumeObjects, volumeTopology } from '../../shared/scheduling/volumetopology';
 import { isActive } from '../../shared/termination/pods';
 import { notProvisionableReason } from '../../shared/workloads/provisionable';
 import {
@@ -66,6 +69,14 @@ interface RawPod extends Partial<PodSpec> {
   phase?: string;
   /** A deletionTimestamp: being deleted. */
   terminating?: boolean;
+  /** test.PodOptions PersistentVolumeClaims: a volume per claim name. */
+  persistentVolumeClaims?: string[];
+}
+
+/** test.PersistentVolume (with Zones: its node affinity) and test.PersistentVolumeClaim (bound by VolumeName). */
+interface RawVolumes {
+  persistentVolumes?: { name: string; zones?: string[] }[];
+  persistentVolumeClaims?: { name: string; namespace?: string; volumeName?: string; storageClassName?: string }[];
 }
 
 interface RawNode {
@@ -167,6 +178,7 @@ export interface SchedulingCase {
   pods: RawPod[];
   daemonSets?: RawPod[];
   existingNodes?: RawNode[];
+  volumes?: RawVolumes;
   expect: Expectation;
   incomparable?: string;
   /** An upstream spec `karpless plan` could express that is not translated yet, and what it needs. */
@@ -241,8 +253,15 @@ function toPods(raw: RawPod): Pod[] {
     unmarked,
     phase,
     terminating,
+    persistentVolumeClaims,
     ...spec
   } = raw;
+  if (persistentVolumeClaims) {
+    spec.volumes = persistentVolumeClaims.map((claimName) => ({
+      name: claimName,
+      persistentVolumeClaim: { claimName },
+    }));
+  }
   if (nodeRequirements || nodePreferences) {
     spec.affinity = {
       ...(spec.affinity ?? {}),
@@ -370,8 +389,19 @@ export function plan(c: SchedulingCase): Outcome {
     ...(n.startupTaints ? { startupTaints: n.startupTaints } : {}),
     ...(n.inFlight ? { inFlight: true } : {}),
   }));
+  // As the provision function: a pod's volumes add node requirements, or make it unschedulable.
+  const objects = volumeObjects(c.volumes ?? {});
+  const planned: Pod[] = [];
+  const volumeRequirements = new Map<Pod, NodeSelectorRequirement[]>();
+  for (const p of pods.filter((x) => notProvisionableReason(x) === undefined)) {
+    const topology = volumeTopology(p, objects);
+    if ('unschedulable' in topology) continue;
+    planned.push(p);
+    if (topology.requirements.length > 0) volumeRequirements.set(p, topology.requirements);
+  }
   const result = solve({
-    pods: pods.filter((p) => notProvisionableReason(p) === undefined),
+    pods: planned,
+    volumeRequirements,
     nodePools,
     instanceTypes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, types])),
     daemonSets: (c.daemonSets ?? []).flatMap(toPods),
@@ -412,6 +442,39 @@ function expandNodes(nodes: RawNode[]): RawNode[] {
   return nodes.flatMap(({ count, ...n }) =>
     count === undefined ? [n] : Array.from({ length: count }, (_, i) => ({ ...n, name: `${n.name}-${i}` })),
   );
+}
+
+function volumeObjects(raw: RawVolumes): VolumeObjects {
+  const volumes = (raw.persistentVolumes ?? []).map((v): [string, PersistentVolume] => [
+    v.name,
+    {
+      metadata: { name: v.name },
+      spec: {
+        ...(v.zones
+          ? {
+              nodeAffinity: {
+                required: {
+                  nodeSelectorTerms: [
+                    { matchExpressions: [{ key: 'topology.kubernetes.io/zone', operator: 'In', values: v.zones }] },
+                  ],
+                },
+              },
+            }
+          : {}),
+      },
+    },
+  ]);
+  const claims = (raw.persistentVolumeClaims ?? []).map((c): [string, PersistentVolumeClaim] => [
+    `${c.namespace ?? 'default'}/${c.name}`,
+    {
+      metadata: { name: c.name, namespace: c.namespace ?? 'default' },
+      spec: {
+        ...(c.volumeName ? { volumeName: c.volumeName } : {}),
+        ...(c.storageClassName ? { storageClassName: c.storageClassName } : {}),
+      },
+    },
+  ]);
+  return { claims: new Map(claims), volumes: new Map(volumes), classes: new Map() };
 }
 
 const names = (list: string[] | 'all', pods: Pod[]) => (list === 'all' ? pods.map((p) => p.metadata.name) : list);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../shared/apis/core/v1';
 import type { Taint } from '../../shared/apis/v1/types';
 import { type ExistingNode, type SchedulingInput, solve } from '../../shared/scheduling';
-import { instanceType, nodePool, pod, pods, standardTypes } from './helpers';
+import { instanceType, nodePool, pod, pods, standardTypes, ZONES } from './helpers';
 import { violations } from './invariants';
 
 const ZONE = 'topology.kubernetes.io/zone';
@@ -652,5 +652,58 @@ describe('NodePool requirements instance filtering', () => {
     expect(result.unschedulable).toHaveLength(3);
     for (const u of result.unschedulable)
       expect(u.reasons.join(' ')).toContain('nodepool requirements filtered out all available instance types');
+  });
+});
+
+describe('Topology with Volume Requirements', () => {
+  const labels = { app: 'test' };
+  const spread = [
+    {
+      maxSkew: 1,
+      topologyKey: ZONE,
+      whenUnsatisfiable: 'DoNotSchedule' as const,
+      labelSelector: { matchLabels: labels },
+      minDomains: 3,
+    },
+  ];
+  const node = (zone: string): ExistingNode => ({
+    name: `node-${zone}`,
+    labels: { [HOST]: `node-${zone}`, [ZONE]: zone },
+    taints: [],
+    allocatable: { cpu: 4000, memory: 8 * 2 ** 30, pods: 110 },
+    pods: [{ ...pod(`running-${zone}`, { labels }), spec: { ...pod('x').spec, nodeName: `node-${zone}` } }],
+  });
+  const inZoneA = [{ key: ZONE, operator: 'In' as const, values: ['zone-a'] }];
+
+  it('should schedule pod with PVC and TSC minDomains=3 when pods are spread across 3 zones (topology_test.go:3359)', () => {
+    const withVolume = pod('with-pvc', { labels, topologySpreadConstraints: spread });
+    const result = run({
+      pods: [withVolume],
+      existingNodes: ZONES.map(node),
+      volumeRequirements: new Map([[withVolume, inZoneA]]),
+    });
+    expect(result.unschedulable).toEqual([]);
+    expect(result.existingNodes.map((n) => n.name)).toEqual(['node-zone-a']);
+  });
+
+  it('keeps the volume zone binding: the pod never lands in another zone', () => {
+    const withVolume = pod('with-pvc', { labels, cpu: '8' });
+    const inZoneC = [{ key: ZONE, operator: 'In' as const, values: ['zone-c'] }];
+    const result = run({ pods: [withVolume], volumeRequirements: new Map([[withVolume, inZoneC]]) });
+    expect(result.nodeClaims.map((c) => c.offering.zone)).toEqual(['zone-c']);
+  });
+
+  it('a zone the pod itself requires still narrows its spread domains (minDomains unmet: at most maxSkew there)', () => {
+    const own = pod('own', {
+      labels,
+      topologySpreadConstraints: spread,
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: inZoneA }] },
+        },
+      },
+    });
+    const result = run({ pods: [own], existingNodes: ZONES.map(node) });
+    expect(result.unschedulable.map((u) => u.pod.metadata.name)).toEqual(['own']);
   });
 });

@@ -134,8 +134,9 @@ export class PodTerms {
       } else return undefined;
     }
     cls.relax = state;
-    let reqs = this.podBaseRequirements(cls.first, state.term);
-    const strictReqs = reqs;
+    const strictReqs = this.podBaseRequirements(cls.first, state.term);
+    let reqs = strictReqs;
+    for (const r of cls.volume) reqs = reqs.add(r);
     const preferred = prefNode[state.prefNode];
     for (const e of preferred?.preference.matchExpressions ?? []) reqs = reqs.add(requirementFrom(e));
     const own: OwnTerm[] = [];

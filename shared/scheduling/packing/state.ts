@@ -4,7 +4,7 @@
 import type { Pod } from '../../apis/core/v1';
 import type { NodePool, Taint } from '../../apis/v1/types';
 import type { InstanceType, Offering } from '../../instancetypes/types';
-import type { Requirements } from '../requirements';
+import type { Requirement, Requirements } from '../requirements';
 import type { TopologyTerm } from '../topology';
 
 export interface TypeInfo {
@@ -124,6 +124,8 @@ export interface PodClass {
   relax: RelaxState | undefined;
   /** Everything but the requests: classes with one signature are packed together, in proportion. */
   signature: string;
+  /** What its pods' volumes require of a node (never of its spreads' domains). */
+  volume: readonly Requirement[];
   /** No topology spread, pod affinity or anti-affinity of its own: the tail re-pack may move it. */
   movable?: boolean;
   /** Its topology survives a move within one zone (see `mobile`). */
