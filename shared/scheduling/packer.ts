@@ -28,7 +28,7 @@ import { cmp } from './packing/ordering';
 import { PodTerms } from './packing/pod-terms';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
 import { type PostPassContext, PostPasses } from './packing/post-passes';
-import { ConflictSkips } from './packing/skips';
+import { ConflictSkips, FullSkips, knownFull, markFull } from './packing/skips';
 import type {
   ClaimState,
   ExistingState,
@@ -58,8 +58,12 @@ const ROUNDS_PER_NODE = 4;
  */
 const TOPOLOGY_MOVES_MAX_PODS = 200;
 
+/** The claim takes none of the pods (shared, frozen: the check runs millions of times per solve). */
+const NONE: Fit = Object.freeze({ n: 0 });
 /** A claim's requirements conflict with the pod's: it will never take pods of these requirements. */
 const CONFLICT: Fit = Object.freeze({ n: 0 });
+/** No instance type the claim may still have has room for one more pod of these requests. */
+const FULL: Fit = Object.freeze({ n: 0 });
 
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
@@ -79,6 +83,9 @@ export class Packer {
   private readonly opening: ClaimOpening;
   private readonly karpenterOrder: KarpenterOrder;
   private readonly conflicts = new ConflictSkips();
+  private readonly full = new FullSkips();
+  /** Each class's request vector as text: classes with equal requests share what FullSkips learns. */
+  private readonly reqKeys = new Map<PodClass, string>();
 
   constructor(
     private readonly input: SchedulingInput,
@@ -166,8 +173,10 @@ export class Packer {
       const reasons = unschedulableReasons(this.catalog, this.pools, this.existing.length > 0, f.variant);
       for (const pod of f.pods) unschedulable.push({ pod, reasons });
     }
-    const order = new Map(this.input.pods.map((p, i) => [p, i]));
-    unschedulable.sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
+    if (unschedulable.length > 1) {
+      const order = new Map(this.input.pods.map((p, i) => [p, i]));
+      unschedulable.sort((a, b) => order.get(a.pod)! - order.get(b.pod)!);
+    }
     const context: PostPassContext = {
       catalog: this.catalog,
       dims: this.dims,
@@ -203,46 +212,55 @@ export class Packer {
 
   private prepare(): void {
     const { input, dims } = this;
-    type SpecInfo = { key: string; sig: string; req: Resources; terms: TopologyTerm[] };
-    const specInfo = new Map<Pod['spec'], SpecInfo>();
-    const byResources = new Map<string, Resources>();
-    const bySig = new Map<string, TopologyTerm[]>();
+    // A pod's shape: its requests, and its node selection, tolerations, topology and host ports (the
+    // signature), each interned to a small number so the class keys stay short to hash.
+    type SpecInfo = { key: string; sig: number; req: Resources; terms: TopologyTerm[] };
+    const resIds = new Map<string, number>();
+    const reqByRes: Resources[] = [];
+    const sigIds = new Map<string, number>();
+    const termsBySig: TopologyTerm[][] = [];
     const selectorKeys = new Set<string>();
     const infoOf = (pod: Pod): SpecInfo => {
-      let info = specInfo.get(pod.spec);
-      if (!info) {
-        const s = pod.spec;
-        const resKey = JSON.stringify([
-          s.containers.map((c) => c.resources ?? null),
-          s.initContainers?.map((c) => [c.resources ?? null, c.restartPolicy ?? null]) ?? null,
-          s.overhead ?? null,
-        ]);
-        const ports = hostPortsKey(pod);
-        const sig = JSON.stringify([
-          s.nodeSelector ?? null,
-          s.affinity ?? null,
-          s.tolerations ?? null,
-          s.topologySpreadConstraints ?? null,
-          ...(ports ? [ports] : []),
-        ]);
-        let req = byResources.get(resKey);
-        if (!req) {
-          req = podRequests(pod);
-          byResources.set(resKey, req);
-        }
-        // matchLabelKeys read the pod's own labels, so such terms cannot be shared between pods.
-        let terms = sig.includes('"matchLabelKeys"') ? undefined : bySig.get(sig);
-        if (!terms) {
-          terms = this.terms.podTerms(pod);
-          bySig.set(sig, terms);
-          for (const t of terms) for (const k of t.selector.keys) selectorKeys.add(k);
-        }
-        info = { key: `${resKey}\u0000${sig}`, sig, req, terms };
-        specInfo.set(pod.spec, info);
+      const s = pod.spec;
+      const resKey = JSON.stringify([
+        s.containers.map((c) => c.resources ?? null),
+        s.initContainers?.map((c) => [c.resources ?? null, c.restartPolicy ?? null]) ?? null,
+        s.overhead ?? null,
+      ]);
+      const ports = hostPortsKey(pod);
+      const sigKey =
+        s.nodeSelector || s.affinity || s.tolerations || s.topologySpreadConstraints || ports
+          ? JSON.stringify([
+              s.nodeSelector ?? null,
+              s.affinity ?? null,
+              s.tolerations ?? null,
+              s.topologySpreadConstraints ?? null,
+              ...(ports ? [ports] : []),
+            ])
+          : '';
+      let res = resIds.get(resKey);
+      if (res === undefined) {
+        res = reqByRes.length;
+        resIds.set(resKey, res);
+        reqByRes.push(podRequests(pod));
       }
-      return info;
+      let sig = sigIds.get(sigKey);
+      // matchLabelKeys read the pod's own labels, so such terms cannot be shared between pods.
+      const own = sigKey.includes('"matchLabelKeys"');
+      let terms = sig === undefined || own ? undefined : termsBySig[sig];
+      if (!terms) {
+        terms = this.terms.podTerms(pod);
+        for (const t of terms) for (const k of t.selector.keys) selectorKeys.add(k);
+      }
+      if (sig === undefined) {
+        sig = termsBySig.length;
+        sigIds.set(sigKey, sig);
+        termsBySig.push(terms);
+      }
+      return { key: `${res}:${sig}`, sig, req: reqByRes[res]!, terms };
     };
-    for (const pod of input.pods) for (const name of Object.keys(infoOf(pod).req)) dims.add(name);
+    const infos = input.pods.map(infoOf);
+    for (const info of infos) for (const name of Object.keys(info.req)) dims.add(name);
     const dsReqs = (input.daemonSets ?? []).map((pod) => {
       const req = podRequests(pod);
       for (const name of Object.keys(req)) if (name !== PODS) dims.add(name);
@@ -275,8 +293,9 @@ export class Packer {
     // Classes.
     const byKey = new Map<string, PodClass>();
     const labelKeys = [...selectorKeys].sort();
-    for (const pod of input.pods) {
-      const info = infoOf(pod);
+    for (let i = 0; i < input.pods.length; i++) {
+      const pod = input.pods[i]!;
+      const info = infos[i]!;
       const volume = input.volumeRequirements?.get(pod) ?? [];
       const volumePart = volume.length > 0 ? `\u0000${JSON.stringify(volume)}` : '';
       const namespace = pod.metadata.namespace ?? 'default';
@@ -356,11 +375,11 @@ export class Packer {
         const namespace = pod.metadata.namespace ?? 'default';
         const labels = labelsWithHostPorts(pod);
         for (const g of this.terms.groups) {
-          if (termMatches(g.term, namespace, labels)) this.count(g, state, 1, podName(pod));
+          if (termMatches(g.term, namespace, labels)) this.count(g, state, 1, pod);
         }
         for (const t of this.terms.podTerms(pod)) {
           const g = this.terms.groupByKey.get(t.key);
-          if (g && t.kind === 'antiAffinity' && !this.terms.isPreferred(pod, t)) this.own(g, state, 1, podName(pod));
+          if (g && t.kind === 'antiAffinity' && !this.terms.isPreferred(pod, t)) this.own(g, state, 1, pod);
         }
       }
     }
@@ -534,10 +553,15 @@ export class Packer {
         placed +
         this.karpenterOrder.placeEmptiestFirst(v, pods, start + placed, want - placed, targetsKey, podReqs, podReqsId)
       );
+    const full = this.full.of(podReqsId, this.reqKey(v.cls));
     for (;;) {
       cursor.c = this.conflicts.first(podReqsId, cursor.c);
       if (cursor.c >= this.claims.length || placed >= want) break;
       const node = this.claims[cursor.c]!;
+      if (knownFull(full, cursor.c, node)) {
+        cursor.c++;
+        continue;
+      }
       const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
       if (fit.n > 0) {
         this.commit(v, node, pods, start + placed, fit);
@@ -545,6 +569,7 @@ export class Packer {
         if (placed < want) cursor.c++;
       } else {
         if (fit === CONFLICT) this.conflicts.add(podReqsId, cursor.c);
+        else if (fit === FULL && !node.pool.hasMinValues) markFull(full, cursor.c, node);
         cursor.c++;
       }
     }
@@ -562,6 +587,15 @@ export class Packer {
       if (host) break;
     }
     return placed;
+  }
+
+  private reqKey(cls: PodClass): string {
+    let key = this.reqKeys.get(cls);
+    if (key === undefined) {
+      key = cls.req.join(',');
+      this.reqKeys.set(cls, key);
+    }
+    return key;
   }
 
   private canTakeExisting(
@@ -582,7 +616,7 @@ export class Packer {
 
   /** How many pods of the class a planned claim takes, and the requirements, types and cap it narrows to. */
   private canTakeClaim(v: Variant, node: ClaimState, podReqs: Requirements, podReqsId: number, want: number): Fit {
-    const none = { n: 0 };
+    const none = NONE;
     const pool = node.pool;
     if (staticFit(this.catalog, v, pool).reason) return none;
     const merged = this.catalog.merge(node.reqsId, podReqs, podReqsId);
@@ -604,7 +638,7 @@ export class Packer {
       frontier = this.catalog
         .frontier(pool, merged.id, capPrice, node.charged)
         .filter((t) => fitsUsed(t.alloc, node.used));
-      if (frontier.length === 0) return none;
+      if (frontier.length === 0) return FULL;
     }
     const req = v.cls.req;
     let best = 0;
@@ -612,6 +646,7 @@ export class Packer {
       const n = roomIn(t.alloc, node.used, req);
       if (n > best) best = n;
     }
+    if (best === 0) return FULL;
     let n = Math.min(room, best);
     if (n > 0 && pool.hasMinValues) n = this.opening.limitByMinValues(pool, merged.id, node, req, n);
     return n > 0 ? { n, claim: { reqsId: merged.id, frontier, capPrice } } : none;
@@ -629,25 +664,25 @@ export class Packer {
       node.frontier = claim.frontier.filter((t) => fitsUsed(t.alloc, node.used));
       node.capPrice = claim.capPrice;
     }
-    const example = podName(pods[start]!);
+    const example = pods[start]!;
     for (const g of v.cls.matched) this.count(g, node, n, example);
     for (const g of v.ownedAnti) this.own(g, node, n, example);
   }
 
-  private count(g: Group, node: NodeState, n: number, example: string): void {
+  private count(g: Group, node: NodeState, n: number, example: Pod): void {
     if (node.counts[g.id] === 0 && g.host) g.nodesWithMatches.push(node);
     node.counts[g.id]! += n;
     g.total += n;
-    g.example ??= example;
+    g.example ??= podName(example);
     if (!g.host) {
       const d = domainOf(node, g.key);
       if (d !== undefined) g.counts.set(d, (g.counts.get(d) ?? 0) + n);
     }
   }
 
-  private own(g: Group, node: NodeState, n: number, example: string): void {
+  private own(g: Group, node: NodeState, n: number, example: Pod): void {
     node.owners[g.id]! += n;
-    g.ownerExample ??= example;
+    g.ownerExample ??= podName(example);
     if (!g.host) {
       const d = domainOf(node, g.key);
       if (d !== undefined) g.owners.set(d, (g.owners.get(d) ?? 0) + n);

@@ -4,7 +4,7 @@
 
 import type { Pod } from '../../apis/core/v1';
 import { parseQuantity } from '../../apis/quantity';
-import type { NodePool } from '../../apis/v1/types';
+import type { NodePool, NodeSelectorRequirementWithMinValues } from '../../apis/v1/types';
 import type { InstanceType, Offering } from '../../instancetypes/types';
 import type { SchedulingInput } from '../index';
 import {
@@ -38,6 +38,14 @@ const NEW_NODE_HOSTNAME = '\u0000new-node';
 /** Node-side ∩ pod-side requirements: the interned id of the intersection, or the pod's requirement that conflicts. */
 export type MergeResult = { id: number; conflict?: Requirement };
 
+/** Types in price order with their vectors laid flat: `alloc[i * width + r]` is type i's allocatable of dim r. */
+export interface TypeColumns {
+  list: PricedType[];
+  alloc: Float64Array;
+  capacity: Float64Array;
+  width: number;
+}
+
 export class TypeCatalog {
   /** Label keys some instance type sets: a requirement on any other key is on a label no node will have. */
   readonly typeKeys = new Set<string>();
@@ -51,6 +59,8 @@ export class TypeCatalog {
   /** Merges by node-side id, then pod-side id: numeric keys, as the packer asks millions of times per solve. */
   private readonly mergeMemo: Map<number, MergeResult>[] = [];
   private readonly typeInfoCache = new Map<InstanceType, TypeInfo>();
+  private readonly columnsMemo = new Map<PoolState, Map<number, TypeColumns>>();
+  private readonly selectorMemo = new Map<number, NodeSelectorRequirementWithMinValues[]>();
   private readonly daemonPortsMemo = new Map<number, Pod[]>();
 
   constructor(
@@ -188,6 +198,41 @@ export class TypeCatalog {
     list.sort((a, b) => a.price - b.price || cmp(a.t.it.name, b.t.it.name));
     pool.compatMemo.set(reqsId, list);
     return list;
+  }
+
+  /** The requirement set in API form (NodeSelectorRequirements), made once per set; callers copy it. */
+  selectorRequirements(reqsId: number): readonly NodeSelectorRequirementWithMinValues[] {
+    let list = this.selectorMemo.get(reqsId);
+    if (!list) {
+      list = this.reqsById[reqsId]!.toNodeSelectorRequirements();
+      this.selectorMemo.set(reqsId, list);
+    }
+    return list;
+  }
+
+  /**
+   * The compatible types' allocatable and capacity laid flat, type after type (`width` values each),
+   * in the order of `compatible`: what the final fit scans read for every claim.
+   */
+  columns(pool: PoolState, reqsId: number): TypeColumns {
+    let memo = this.columnsMemo.get(pool);
+    if (!memo) {
+      memo = new Map();
+      this.columnsMemo.set(pool, memo);
+    }
+    let columns = memo.get(reqsId);
+    if (columns) return columns;
+    const list = this.compatible(pool, reqsId);
+    const width = this.dims.names.length;
+    const alloc = new Float64Array(list.length * width);
+    const capacity = new Float64Array(list.length * width);
+    list.forEach((p, i) => {
+      alloc.set(p.t.alloc, i * width);
+      capacity.set(p.t.capacity, i * width);
+    });
+    columns = { list, alloc, capacity, width };
+    memo.set(reqsId, columns);
+    return columns;
   }
 
   /** DaemonSet pods that would run on a node of these requirements (tolerate the taints, match). */

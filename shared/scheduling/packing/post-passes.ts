@@ -6,7 +6,7 @@
 import type { Pod } from '../../apis/core/v1';
 import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_ZONE, LABEL_ZONE_ID } from '../requirements';
 import type { TypeCatalog } from './catalog';
-import { finalTypes } from './finalize';
+import { cheapestFinalType } from './finalize';
 import { domainOf, hostRoom } from './hosts';
 import { staticFit } from './pool-fit';
 import type { ClaimState, Group, OwnTerm, PackingOrder, PodClass, PoolState, PricedType, Variant } from './state';
@@ -208,7 +208,7 @@ export class PostPasses {
     const claims = this.ctx.claims.filter((c) => c.pods.length > 0 && !c.pool.hasMinValues);
     if (claims.length < 2) return;
     const price = new Map<ClaimState, PricedType>();
-    for (const c of claims) price.set(c, finalTypes(this.ctx.catalog, c)[0]!);
+    for (const c of claims) price.set(c, cheapestFinalType(this.ctx.catalog, c));
     const sources = [...claims].sort((a, b) => price.get(b)!.price - price.get(a)!.price || a.index - b.index);
     // Classes no claim had room for since the last successful move: their next search would fail too.
     const full = new Set<PodClass>();
@@ -414,7 +414,7 @@ export class PostPasses {
     const candidates: ClaimState[] = [];
     for (const c of this.ctx.claims) {
       if (c.pods.length === 0 || c.pool.hasMinValues) continue;
-      price.set(c, finalTypes(this.ctx.catalog, c)[0]!.price);
+      price.set(c, cheapestFinalType(this.ctx.catalog, c).price);
       candidates.push(c);
     }
     candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
@@ -484,7 +484,7 @@ export class PostPasses {
       const pool = c.pool;
       if (c.pods.length === 0 || pool.limited || pool.hasMinValues) continue;
       if (!c.batches.every((b) => this.hostOnly(b.cls))) continue;
-      price.set(c, finalTypes(this.ctx.catalog, c)[0]!.price);
+      price.set(c, cheapestFinalType(this.ctx.catalog, c).price);
       candidates.push(c);
     }
     candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);

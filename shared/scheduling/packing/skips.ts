@@ -33,3 +33,45 @@ export class ConflictSkips {
     next[i] = i + 1;
   }
 }
+
+/**
+ * Claims known to have no room for pods of one request vector under one pod-side requirement set, while
+ * the claim keeps its requirements and cap: what one class learnt of a claim holds for every class
+ * with those requests and requirements (their topology aside, which is checked before). A pod that
+ * narrows a claim may choose its types again, under a higher cap, so a mark lapses when the claim's
+ * requirements or cap change; room itself only shrinks as pods join.
+ */
+export class FullSkips {
+  private readonly marks = new Map<string, { reqsId: number[]; capPrice: number[] }>();
+
+  private list(key: string): { reqsId: number[]; capPrice: number[] } {
+    let list = this.marks.get(key);
+    if (!list) {
+      list = { reqsId: [], capPrice: [] };
+      this.marks.set(key, list);
+    }
+    return list;
+  }
+
+  /** The marks of one pod-side requirement set and request vector, for `full` and `add`. */
+  of(podReqsId: number, reqKey: string): { reqsId: number[]; capPrice: number[] } {
+    return this.list(`${podReqsId}\u0000${reqKey}`);
+  }
+}
+
+export function knownFull(
+  marks: { reqsId: number[]; capPrice: number[] },
+  i: number,
+  node: { reqsId: number; capPrice: number },
+): boolean {
+  return marks.reqsId[i] === node.reqsId && marks.capPrice[i] === node.capPrice;
+}
+
+export function markFull(
+  marks: { reqsId: number[]; capPrice: number[] },
+  i: number,
+  node: { reqsId: number; capPrice: number },
+): void {
+  marks.reqsId[i] = node.reqsId;
+  marks.capPrice[i] = node.capPrice;
+}
