@@ -108,6 +108,7 @@ export interface App {
   name: string;
   cpu: string;
   memory: string;
+  nodeSelector?: Record<string, string>;
 }
 
 export function appPod(name: string, app: App): Pod {
@@ -121,7 +122,10 @@ export function appPod(name: string, app: App): Pod {
       labels: { app: app.name },
       ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app.name}-7d4f9`, controller: true }],
     },
-    spec: { containers: [{ name: app.name, resources: { requests: { cpu: app.cpu, memory: app.memory } } }] },
+    spec: {
+      containers: [{ name: app.name, resources: { requests: { cpu: app.cpu, memory: app.memory } } }],
+      ...(app.nodeSelector ? { nodeSelector: app.nodeSelector } : {}),
+    },
     status: { phase: 'Pending' },
   };
 }

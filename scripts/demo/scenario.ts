@@ -339,6 +339,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // 1. A Deployment's pods appear; kube-scheduler finds no node and marks them Unschedulable.
     const web: App = { name: 'web', cpu: '1', memory: '1536Mi' };
     const api: App = { name: 'api', cpu: '6', memory: '12Gi' };
+    // Fits nowhere: the NodePool allows amd64 only. karpless says why on the pod, as Karpenter does.
+    const armBatch: App = {
+      name: 'arm-batch',
+      cpu: '100m',
+      memory: '128Mi',
+      nodeSelector: { 'kubernetes.io/arch': 'arm64' },
+    };
     const replicas = options.replicas ?? 7;
     deployments.apply(web, replicas);
     await settle();
@@ -392,13 +399,19 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // The watcher finishes what the interruption's head start left: the Node goes once its instance did.
     graceful();
 
-    // 5. A second Deployment whose pods need more than the nodes have left.
+    // 5. A second Deployment whose pods need more than the nodes have left, and a pod that fits nowhere.
     deployments.apply(api, 2);
+    deployments.apply(armBatch, 1);
     await settle();
     await runWatcher('api pods noticed');
     await pumpProvision();
     await measure('api pods planned');
     await settleNodes('api nodes registered');
+    for (const pod of kube.pods().filter((p) => p.metadata.labels?.app === armBatch.name)) {
+      for (const event of kube.eventsFor('Pod', pod.metadata.name)) {
+        timeline.add('watcher', `${event.type} ${event.reason} on pod ${pod.metadata.name}: ${event.message}`);
+      }
+    }
     await showClaims('before the AMI release');
 
     // 6. An AMI release rolls the nodes one by one (the NodePool's budget is 1 node).

@@ -37,4 +37,6 @@ export const STATE_ITEM = {
   budgetPrefix: 'budget#',
   /** pk `nodeclaim`, sk = NodeClaim name: the claim record (JSON), its NodePool and version; no TTL. */
   nodeClaims: 'nodeclaim',
+  /** pk `unschedulable`, sk = `<reasons hash>#<decision>#<part>`: pods a decision placed nowhere, and why. */
+  unschedulable: 'unschedulable',
 } as const;

@@ -4,6 +4,7 @@
 // an item to be gone). Conditions do the arbitration between invocations: a pod lock, an
 // idempotency record or a budget slot is only written when absent, expired, or already ours.
 
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import type { AttributeValue, TransactWriteItem } from '@aws-sdk/client-dynamodb';
@@ -23,6 +24,7 @@ import type {
   Nomination,
   PriceSnapshot,
   UnavailableOfferingRecord,
+  UnschedulableRecord,
 } from './state';
 
 type Item = Record<string, AttributeValue>;
@@ -39,6 +41,8 @@ const RELEASE_CONCURRENCY = 16;
 const BUDGET_ATTEMPTS = 5;
 /** Read-modify-write attempts when marking a contended NodeClaim record for deletion. */
 const MARK_ATTEMPTS = 5;
+/** About 200 KB of pod uids: an item stays well inside DynamoDB's 400 KB. */
+const UNSCHEDULABLE_PODS_PER_ITEM = 5_000;
 
 const FREE_OR_OURS = 'attribute_not_exists(pk) OR expiresAtMs <= :now OR nodeClaimName = :claim';
 const FREE = 'attribute_not_exists(pk) OR expiresAtMs <= :now';
@@ -515,6 +519,33 @@ export class DynamoStateStore implements FullStateStore {
   }
 
   /** Every item of one partition, read consistently (the previous invocation's writes count). */
+  async recordUnschedulable(record: UnschedulableRecord): Promise<void> {
+    const reasonsKey = createHash('sha256').update(JSON.stringify(record.reasons)).digest('hex').slice(0, 16);
+    for (const [part, podUids] of chunk(record.podUids, UNSCHEDULABLE_PODS_PER_ITEM).entries()) {
+      const key = { pk: STATE_ITEM.unschedulable, sk: `${reasonsKey}#${record.decision}#${part}` };
+      const item: Item = {
+        ...keyOf(key),
+        decision: s(record.decision),
+        reasons: { L: record.reasons.map(s) },
+        podUids: { L: podUids.map(s) },
+        ...expiry(record.expiresAt),
+      };
+      await this.call('writing', key, () => this.dynamo.putItem({ TableName: this.tableName, Item: item }));
+    }
+  }
+
+  async unschedulable(): Promise<UnschedulableRecord[]> {
+    const now = this.clock();
+    return (await this.queryPartition(STATE_ITEM.unschedulable))
+      .filter((item) => num(item, 'expiresAtMs') > now)
+      .map((item) => ({
+        decision: str(item, 'decision'),
+        reasons: (item.reasons?.L ?? []).map((v) => v.S ?? ''),
+        podUids: (item.podUids?.L ?? []).map((v) => v.S ?? ''),
+        expiresAt: num(item, 'expiresAtMs'),
+      }));
+  }
+
   private async queryPartition(pk: string): Promise<Item[]> {
     const items: Item[] = [];
     let start: Item | undefined;

@@ -14,6 +14,7 @@ import type {
   Nomination,
   PriceSnapshot,
   UnavailableOfferingRecord,
+  UnschedulableRecord,
 } from './state';
 
 interface Expiring {
@@ -33,12 +34,21 @@ export class InMemoryStateStore implements FullStateStore {
   /** "nodePool\u0000budgetKey" → node name → expiresAt. */
   private readonly budgets = new Map<string, Map<string, number>>();
   private readonly claims = new Map<string, NodeClaimRecord>();
+  private unschedulableRecords: UnschedulableRecord[] = [];
   private claimVersion = 0;
 
   constructor(private readonly clock: Clock = systemClock) {}
 
   private live<T extends Expiring>(item: T | undefined): item is T {
     return item !== undefined && item.expiresAt > this.clock();
+  }
+
+  async recordUnschedulable(record: UnschedulableRecord): Promise<void> {
+    this.unschedulableRecords = [...this.unschedulableRecords.filter((r) => this.live(r)), structuredClone(record)];
+  }
+
+  async unschedulable(): Promise<UnschedulableRecord[]> {
+    return this.unschedulableRecords.filter((r) => this.live(r)).map((r) => structuredClone(r));
   }
 
   async nominate(nomination: Nomination): Promise<boolean> {

@@ -61,6 +61,25 @@ export interface DisruptionRecord {
   expiresAt: number;
 }
 
+/**
+ * Pods one provision decision could place nowhere, with the reasons it gives (the text `karpless plan`
+ * prints), until expiresAt: the watcher records them as FailedScheduling events on the pods.
+ */
+export interface UnschedulableRecord {
+  /** Unique per decision and reason set (the store derives its key from it). */
+  decision: string;
+  reasons: string[];
+  podUids: string[];
+  expiresAt: number;
+}
+
+export interface UnschedulableState {
+  /** Writes the record (pods split over several items where one would be too large). */
+  recordUnschedulable(record: UnschedulableRecord): Promise<void>;
+  /** Live records (not expired). */
+  unschedulable(): Promise<UnschedulableRecord[]>;
+}
+
 export interface PriceSnapshot {
   /** 'bundled', 'pricing-api', 'spot-price-history', or a combination joined by '+'. */
   source: string;
@@ -196,7 +215,7 @@ export interface NodeClaimStore {
   deleteNodeClaim(name: string): Promise<void>;
 }
 
-export type FullStateStore = StateStore & StateLedgers & NodeClaimStore;
+export type FullStateStore = StateStore & StateLedgers & NodeClaimStore & UnschedulableState;
 
 /** What a disruption (drift, expiration, emptiness, consolidation) reads and writes: its record, the budget ledger, drains. */
 export type DisruptionState = Pick<

@@ -17,7 +17,7 @@ import { capacityFromCatalog, nodePoolUsage } from '../nodeclaim/usage';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../providers/instance';
-import type { NodeClaimStore, StateStore } from '../providers/state';
+import type { NodeClaimStore, StateStore, UnschedulableState } from '../providers/state';
 import { type PlannedNodeClaim, podKey, type SchedulingResult, solve, type UnschedulablePod } from '../scheduling';
 import { volumeTopology } from '../scheduling/volumetopology';
 import { type ClaimCapacity, existingCapacity } from './capacity';
@@ -26,6 +26,7 @@ import type { ClaimInstances } from './instances';
 import { splitLaunchedDetail } from './launched-events';
 import { podUid } from './objects';
 import type { Telemetry } from './telemetry';
+import { recordUnschedulable } from './unschedulable';
 
 /** What the notices of one batch carry, merged (latest pod spec per uid). */
 export interface ProvisionBatch {
@@ -114,6 +115,8 @@ export interface ProvisionDeps extends Telemetry {
   clock: Clock;
   /** Launches in flight at once: claims, or batches of identical claims where the launcher batches. */
   launchConcurrency?: number;
+  /** Where pods that fit nowhere are kept with their reasons, for the watcher's FailedScheduling events. */
+  unschedulable?: Pick<UnschedulableState, 'recordUnschedulable'>;
 }
 
 export interface ProvisionOptions {
@@ -396,6 +399,7 @@ export async function provision(
     deps.log.warn('pod fits nowhere', { pod: podKey(pod), reasons });
   }
   const now = deps.clock();
+  await recordUnschedulable(deps, result.unschedulable, now);
   const expiresAt = now + REGISTRATION_TTL_MS;
   const detail: NodeClaimsLaunchedDetail = {
     cluster: deps.cluster,

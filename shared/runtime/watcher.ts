@@ -33,8 +33,8 @@ export interface WatcherDeps extends NodeReconcilerDeps {
   drainPollMs?: number;
   /** NodeClaim objects and NodePool/EC2NodeClass status, where Karpenter's CRDs are installed (cluster-status.ts). */
   clusterStatus?: Pick<ClusterStatusWriter, 'sync'>;
-  /** Nominated events on pending pods (pod-events.ts), written with the cluster status. */
-  podEvents?: Pick<PodEvents, 'nominated'>;
+  /** Nominated and FailedScheduling events on pending pods (pod-events.ts), written with the cluster status. */
+  podEvents?: Pick<PodEvents, 'nominated' | 'failedScheduling'>;
   /** How often the cluster status is written (default 10 s; once more at the end of the run). */
   statusIntervalMs?: number;
 }
@@ -146,6 +146,7 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
     try {
       await deps.clusterStatus?.sync();
       await deps.podEvents?.nominated([...pending.pods.values()]);
+      await deps.podEvents?.failedScheduling([...pending.pods.values()]);
     } catch (error) {
       // Status is for people reading the cluster; a failure here never stops the watcher's own work.
       deps.log.warn('writing NodeClaims and status to the cluster failed, will retry', { error: errorMessage(error) });

@@ -186,6 +186,36 @@ export function stateStoreContract(name: string, makeStore: (clock: FakeClock) =
     });
   });
 
+  describe(`${name}: unschedulable pods`, () => {
+    it("keeps each decision's pods with their reasons until they expire, however many pods", async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const many = Array.from({ length: 12_000 }, (_, i) => `uid-${String(i).padStart(5, '0')}`);
+      const tooBig = ['NodePool general: no instance type has 96 cpu'];
+      await store.recordUnschedulable({
+        decision: 'd1',
+        reasons: tooBig,
+        podUids: many,
+        expiresAt: clock() + 5 * MINUTE,
+      });
+      await store.recordUnschedulable({
+        decision: 'd2',
+        reasons: ['no NodePool tolerates taint dedicated=gpu:NoSchedule'],
+        podUids: ['uid-gpu'],
+        expiresAt: clock() + MINUTE,
+      });
+      const byPod = async () =>
+        new Map((await store.unschedulable()).flatMap((r) => r.podUids.map((uid) => [uid, r.reasons] as const)));
+      const live = await byPod();
+      expect(live.size).toBe(12_001);
+      expect(live.get('uid-11999')).toEqual(tooBig);
+      expect(live.get('uid-gpu')).toEqual(['no NodePool tolerates taint dedicated=gpu:NoSchedule']);
+      clock.advance(MINUTE);
+      expect((await byPod()).has('uid-gpu')).toBe(false);
+      expect((await byPod()).size).toBe(12_000);
+    });
+  });
+
   describe(`${name}: prices`, () => {
     it('keeps one snapshot per region, large ones included', async () => {
       const clock = fakeClock();

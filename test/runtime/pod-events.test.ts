@@ -1,4 +1,4 @@
-// Nominated events on pending pods, through the fake API server: one event per pod and claim,
+// Nominated and FailedScheduling events on pending pods, through the fake API server: one event per pod and claim,
 // deduplicated for two minutes as Karpenter's recorder does (also across invocations, which share
 // nothing but the API server), then counted; a real kubectl describes the pod with it.
 
@@ -13,7 +13,7 @@ import { findKubectl, Kubectl, writeKubeconfig } from '../support/kube/kubectl';
 
 const START = Date.parse('2026-12-03T12:00:00Z');
 
-describe('PodEvents: Nominated', () => {
+describe('PodEvents: Nominated and FailedScheduling', () => {
   let server: FakeApiServer;
   let client: HttpKubeClient;
   let now: number;
@@ -60,5 +60,43 @@ describe('PodEvents: Nominated', () => {
     expect(await kubectl.ok('describe', 'pod', 'web-1')).toMatch(
       /Normal\s+Nominated\s+.*karpenter\s+Pod should schedule on: nodeclaim\/general-x2k9p/,
     );
+  });
+
+  it("tells a pod no NodePool can take why (FailedScheduling with the decision's reasons), until a claim holds it", async () => {
+    const big = server.addPod(pod('big-1'));
+    const fits = server.addPod(pod('web-2'));
+    const reasons = [
+      'NodePool general: no instance type has 96 cpu and 8Gi memory',
+      'NodePool gpu: requires nvidia.com/gpu',
+    ];
+    await state.recordUnschedulable({
+      decision: 'd1',
+      reasons,
+      podUids: [big.metadata.uid ?? ''],
+      expiresAt: START + 5 * 60_000,
+    });
+    expect(await invocation().failedScheduling([big, fits])).toBe(1);
+    expect(events()).toMatchObject([
+      {
+        reason: 'FailedScheduling',
+        message: `Failed to schedule pod, ${reasons.join('; ')}`,
+        count: 1,
+      },
+    ]);
+    expect((server.listObjects('events')[0] as unknown as { type: string }).type).toBe('Warning');
+
+    // A later decision placed it after all: the nomination wins and no FailedScheduling is repeated.
+    now += 3 * 60_000;
+    await state.nominate({
+      nodeClaimName: 'general-b7c1d',
+      nodePool: 'general',
+      podUids: [big.metadata.uid ?? ''],
+      expiresAt: START + 20 * 60_000,
+    });
+    expect(await invocation().failedScheduling([big])).toBe(0);
+    // Once the record expires there is nothing to say either.
+    now += 5 * 60_000;
+    await state.releaseNomination('general-b7c1d');
+    expect(await invocation().failedScheduling([big])).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { markLaunched, type NodeClaimRecord, newNodeClaimRecord } from '../../sh
 import { noticePodFromPod } from '../../shared/notice';
 import { entrySize, PUT_EVENTS_MAX_BYTES } from '../../shared/providers/eventbus';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../../shared/providers/instance';
+import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import type { NodeClaimsLaunchedPart } from '../../shared/runtime/launched-events';
 import { parseProvisionRecords } from '../../shared/runtime/notices';
 import {
@@ -342,13 +343,18 @@ describe('provision', () => {
     expect(launches.map((l) => l.claim.pods.map((p) => p.metadata.name))).toEqual([['a0']]);
   });
 
-  it('reports pods that fit nowhere with the reasons', async () => {
-    const huge = pods(1, 'huge', '500');
-    const report = await provision(deps(), batch(huge));
+  it('reports pods that fit nowhere with the reasons, and keeps them for their FailedScheduling events', async () => {
+    const huge = pods(2, 'huge', '500');
+    const unschedulable = new InMemoryStateStore(() => now);
+    const report = await provision(deps({ unschedulable }), batch(huge));
     expect(launches).toEqual([]);
-    expect(report.detail.unschedulable).toHaveLength(1);
-    expect(report.detail.unschedulable[0]?.pod).toBe('default/huge0');
-    expect(report.detail.unschedulable[0]?.reasons.length).toBeGreaterThan(0);
+    expect(report.detail.unschedulable.map((u) => u.pod)).toEqual(['default/huge0', 'default/huge1']);
+    const reasons = report.detail.unschedulable[0]?.reasons ?? [];
+    expect(reasons.length).toBeGreaterThan(0);
+    // One record for the two replicas, which share their reasons.
+    expect(await unschedulable.unschedulable()).toMatchObject([
+      { reasons, podUids: huge.map((p) => p.metadata.uid), expiresAt: now + 5 * 60_000 },
+    ]);
   });
 
   it('counts a capacity error, reports its pods, and does not ask for the batch again', async () => {

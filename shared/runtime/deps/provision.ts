@@ -33,6 +33,7 @@ export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Pro
     kube: await kubeClient(runtime),
     state: runtime.state,
     records: runtime.state,
+    unschedulable: runtime.state,
     launcher: new AwsClaimLauncher({
       nodeClasses: runtime.config.nodeClasses,
       cluster: () => {
