@@ -2,6 +2,7 @@
 // charge), cheapest first, and the NodeClaim with those types and the cheapest offering.
 
 import type { NodeSelectorRequirementWithMinValues } from '../../apis/v1/types';
+import type { InstanceType } from '../../instancetypes/types';
 import type { PlannedNodeClaim } from '../index';
 import { LABEL_INSTANCE_TYPE } from '../requirements';
 import type { TypeCatalog } from './catalog';
@@ -55,19 +56,30 @@ function scanFitting(catalog: TypeCatalog, node: ClaimState, take: (p: PricedTyp
 /** The NodeClaim as planned: its requirements with every type that fits, cheapest first, and its offering. */
 export function finalize(catalog: TypeCatalog, node: ClaimState): PlannedNodeClaim {
   const pool = node.pool;
-  const list = finalTypes(catalog, node);
-  const first = list[0]!;
+  // One pass lists the types and their names: thousands of claims each list hundreds of types.
+  const instanceTypes: InstanceType[] = [];
+  const names: string[] = [];
+  let first: PricedType | undefined;
+  const take = (p: PricedType) => {
+    first ??= p;
+    instanceTypes.push(p.t.it);
+    names.push(p.t.it.name);
+    return true;
+  };
+  scanFitting(catalog, node, take);
+  if (!first) for (const p of framedTypes(catalog, node)) take(p);
   // Claims share requirement sets: the API form is made once per set, and each claim gets its own copy.
   const requirements: NodeSelectorRequirementWithMinValues[] = catalog
     .selectorRequirements(node.reqsId)
     .filter((r) => r.key !== LABEL_INSTANCE_TYPE)
     .map((r) => (r.values ? { ...r, values: [...r.values] } : { ...r }));
-  requirements.push({ key: LABEL_INSTANCE_TYPE, operator: 'In', values: list.map((p) => p.t.it.name) });
+  requirements.push({ key: LABEL_INSTANCE_TYPE, operator: 'In', values: names });
+  const cheapest = first!;
   return {
     nodePool: pool.name,
     requirements,
-    instanceTypes: list.map((p) => p.t.it),
-    offering: { ...first.offering, instanceType: first.t.it.name },
+    instanceTypes,
+    offering: { ...cheapest.offering, instanceType: cheapest.t.it.name },
     pods: node.pods,
     requests: catalog.dims.toResources(node.used),
   };
