@@ -24,6 +24,8 @@ import {
   type KubeEvent,
   type Lease,
   type ListOptions,
+  MULTIPLE_PDBS,
+  MULTIPLE_PDBS_REFUSAL,
   type NodePatch,
   type ObjectList,
   type PodDisruptionBudget,
@@ -140,10 +142,23 @@ export class HttpKubeClient implements KubeClient {
     for (let attempt = 0; ; attempt++) {
       try {
         // Evicting twice is harmless (the second finds the pod gone), so transport failures retry.
-        await this.transport.request({ method: 'POST', path, body, retry: 'idempotent', noRetryOn429: true });
+        await this.transport.request({
+          method: 'POST',
+          path,
+          body,
+          retry: 'idempotent',
+          noRetryOn429: true,
+          noRetryWhen: (status, answer) =>
+            status === 500 && (answer as { message?: unknown })?.message === MULTIPLE_PDBS,
+        });
         return { kind: 'evicted' };
       } catch (error) {
         if (isKubeApiError(error, 404)) return { kind: 'evicted' };
+        // Kubernetes refuses to evict a pod that several PodDisruptionBudgets select, whatever they
+        // allow: a drain waits on it as on a budget (Karpenter's FailedDraining), never fails on it.
+        if (isKubeApiError(error, 500) && error.message.endsWith(MULTIPLE_PDBS)) {
+          return { kind: 'blocked', message: MULTIPLE_PDBS_REFUSAL };
+        }
         if (!isKubeApiError(error, 429)) throw error;
         const left = deadline - this.now();
         if (left <= 0) return { kind: 'blocked', message: error.message };

@@ -47,6 +47,8 @@ export interface RequestSpec {
   accept?: readonly number[];
   /** 429 is handed back to the caller (evictions retry it on their own schedule). */
   noRetryOn429?: boolean;
+  /** An answer retrying cannot change (thrown at once, whatever its status). */
+  noRetryWhen?: (status: number, body: unknown) => boolean;
   signal?: AbortSignal;
 }
 
@@ -151,7 +153,8 @@ export class Transport {
         continue;
       }
       const error = this.statusError(spec, answer);
-      if (this.shouldRetry(spec, answer.status) && attempt < this.retry.retries) {
+      const final = spec.noRetryWhen?.(answer.status, answer.body) === true;
+      if (!final && this.shouldRetry(spec, answer.status) && attempt < this.retry.retries) {
         await this.sleep(Math.max(this.backoff(attempt), retryAfterMs(answer.retryAfter, this.retry.maxDelayMs)));
         continue;
       }

@@ -60,10 +60,16 @@ export type NodePatch = {
   spec?: { taints?: Taint[] | null; unschedulable?: boolean | null };
 };
 
+/** The eviction subresource's answer (500) for a pod selected by more than one PodDisruptionBudget. */
+export const MULTIPLE_PDBS =
+  'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.';
+/** What evictPod's blocked outcome says then (Karpenter's words). */
+export const MULTIPLE_PDBS_REFUSAL = 'eviction does not support multiple PDBs';
+
 export type EvictionOutcome =
   /** Eviction created (201) or the pod is already gone (404). */
   | { kind: 'evicted' }
-  /** A PodDisruptionBudget refused it (429) until the deadline passed. */
+  /** A PodDisruptionBudget refused it (429) until the deadline passed, or several select the pod. */
   | { kind: 'blocked'; message: string };
 
 /** The fields of a policy/v1 PodDisruptionBudget karpless reads: which pods, and what it allows now. */

@@ -15,7 +15,7 @@ import type { Node, Pod, VolumeAttachment } from '../apis/core/v1';
 import { parseDurationSeconds } from '../apis/duration';
 import { KUBE, METRIC } from '../contracts';
 import type { KubeClient } from '../kube/types';
-import { isKubeApiError } from '../kube/types';
+import { isKubeApiError, MULTIPLE_PDBS_REFUSAL } from '../kube/types';
 import type { NodeClaimRecord } from '../nodeclaim/record';
 import type { Clock, Sleep } from '../providers/clock';
 import type { DrainRecord, NodeClaimStore, StateStore } from '../providers/state';
@@ -311,7 +311,9 @@ async function evict(
         record.nodeName,
         'Warning',
         'FailedDraining',
-        `Failed to drain node, evicting pod ${key} violates a PDB: ${outcome.message}`,
+        outcome.message === MULTIPLE_PDBS_REFUSAL
+          ? `Failed to drain node, Pod ${key}: eviction does not support multiple PDBs`
+          : `Failed to drain node, Pod ${key}: evicting pod violates a PDB (${outcome.message})`,
       ),
     );
     deps.log.info('eviction blocked', { node: record.nodeName, pod: key, attempts, reason: outcome.message });

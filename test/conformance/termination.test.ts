@@ -233,6 +233,72 @@ describe(`${UPSTREAM}: Termination`, () => {
     expect(evictions()).toEqual(['web', 'web']);
   });
 
+  it('should return a NodeDrainError event when two PDBs refer to the same pod (the rest of the wave still evicted)', async () => {
+    await claim();
+    const guarded = app('web');
+    guarded.metadata.labels = { app: 'web', tier: 'front' };
+    server.addPod(guarded);
+    server.addPod(app('other'));
+    // Both allow a disruption: Kubernetes refuses the eviction all the same.
+    const budget = (name: string, matchLabels: Record<string, string>) =>
+      server.addPodDisruptionBudget({ namespace: 'default', name, selector: { matchLabels }, maxUnavailable: 1 });
+    budget('by-app', { app: 'web' });
+    budget('by-tier', { tier: 'front' });
+    await begin();
+    await step();
+    expect(server.getPod('default', 'web')?.metadata.deletionTimestamp).toBeUndefined();
+    expect(server.getPod('default', 'other')).toBeUndefined();
+    const failed = server.eventsFor('Node', NODE).filter((e) => e.reason === 'FailedDraining');
+    expect(failed.map((e) => e.message)).toEqual([
+      'Failed to drain node, Pod default/web: eviction does not support multiple PDBs',
+    ]);
+    expect(nodeOf()).toBeDefined();
+    expect(instances.terminated).toEqual([]);
+    // One budget goes: the pod is evicted on the next try, and the node drains.
+    server.removePodDisruptionBudget('default', 'by-tier');
+    now += 1_000;
+    await step();
+    expect(server.getPod('default', 'web')).toBeUndefined();
+    expect(evictions().sort()).toEqual(['other', 'web', 'web']);
+  });
+
+  it('should succeed with an evicted event when there are no PDBs (a PDB selecting no pods)', async () => {
+    await claim();
+    server.addPod(app('web'));
+    server.addPodDisruptionBudget({
+      namespace: 'default',
+      name: 'nothing',
+      selector: { matchLabels: { app: 'absent' } },
+      maxUnavailable: 0,
+    });
+    await begin();
+    await step();
+    expect(evictions()).toEqual(['web']);
+    expect(server.eventsFor('Pod', 'web').map((e) => e.reason)).toEqual(['Evicted']);
+    expect(server.eventsFor('Node', NODE).map((e) => e.reason)).not.toContain('FailedDraining');
+  });
+
+  it('should not race if deleting nodes in parallel (a Node deleted twice)', async () => {
+    await claim('10m');
+    server.addPod(app('web', { grace: 30 }));
+    const first = await begin();
+    now += 20_000;
+    // kubectl delete node again, and a second function beginning the same termination.
+    server.deleteNode(NODE);
+    const second = await begin();
+    expect(second).toEqual(first);
+    expect((await store.getNodeClaim(CLAIM))?.metadata.deletionTimestamp).toBe(new Date(START).toISOString());
+    await Promise.all([step(), step()]);
+    expect(new Set(evictions())).toEqual(new Set(['web']));
+    now += 30_000;
+    await step();
+    await step();
+    expect(nodeOf()).toBeUndefined();
+    expect(instances.terminated).toEqual([INSTANCE]);
+    expect(await store.getDrain(NODE)).toBeUndefined();
+    expect(await store.getNodeClaim(CLAIM)).toBeUndefined();
+  });
+
   it('should delete nodes with no underlying instance even if not fully drained', async () => {
     await claim();
     server.addPod(app('web', { grace: 300 }));

@@ -100,7 +100,7 @@ describe('evictPod', () => {
     expect(await client.evictPod('default', 'web-1', clock() + 60_000)).toEqual({ kind: 'evicted' });
   });
 
-  it('throws other refusals, such as a pod selected by two budgets', async () => {
+  it('reports a pod selected by two budgets as blocked, in Karpenter’s words, and throws other 500s', async () => {
     runningWeb('web-1', 'web-2', 'web-3');
     server.addPodDisruptionBudget({
       namespace: 'default',
@@ -109,8 +109,15 @@ describe('evictPod', () => {
       maxUnavailable: 1,
     });
     server.addPodDisruptionBudget({ namespace: 'default', name: 'b', selector: {}, maxUnavailable: 1 });
+    // Asked once: retrying cannot change that answer.
+    expect(await client.evictPod('default', 'web-1', clock() + 60_000)).toEqual({
+      kind: 'blocked',
+      message: 'eviction does not support multiple PDBs',
+    });
+    expect(server.requestsTo('POST', /eviction$/)).toHaveLength(1);
     const fast = new HttpKubeClient({ endpoint: server.url, token: async () => 'secret', retry: { retries: 0 } });
-    await expect(fast.evictPod('default', 'web-1', clock() + 60_000)).rejects.toMatchObject({ code: 500 });
+    server.injectFault({ method: 'POST', path: /eviction$/, status: 500 });
+    await expect(fast.evictPod('default', 'web-2', clock() + 60_000)).rejects.toMatchObject({ code: 500 });
     fast.close();
   });
 });
