@@ -1,19 +1,22 @@
 // The watcher: one invocation (scheduled each minute) lists the unassigned pods and the nodes, then
 // watches both until shortly before its deadline. Pending pods are batched as Karpenter does and go
 // out as a PodsUnschedulable notice; nodes of ours are registered, initialized, and their deletions
-// finished (see nodes.ts). Nothing depends on one invocation living long: the next one re-lists.
+// finished (see nodes.ts); terminations a dead function abandoned are resumed (termination-sweep.ts).
+// Nothing depends on one invocation living long: the next one re-lists.
 
 import type { Node, Pod, Workload } from '../apis/core/v1';
 import { METRIC } from '../contracts';
 import type { KubeClient, WatchEvent } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock, Sleep } from '../providers/clock';
+import type { NodeClaimStore, StateStore } from '../providers/state';
 import { Batcher } from './batcher';
 import type { ClusterStatusWriter } from './cluster-status';
 import { NodeReconciler, type NodeReconcilerDeps } from './nodes';
 import { podUid } from './objects';
 import { isProvisionable, UNASSIGNED_PODS } from './pending';
 import type { PodEvents } from './pod-events';
+import { sweepTerminations } from './termination-sweep';
 import { runWatchLoop } from './watchloop';
 
 /** Puts the pending set as one or more PodsUnschedulable entries; returns how many entries went out. */
@@ -24,6 +27,8 @@ export interface NoticePublisher {
 export interface WatcherDeps extends NodeReconcilerDeps {
   kube: NodeReconcilerDeps['kube'] &
     Pick<KubeClient, 'listPods' | 'watchPods' | 'listNodes' | 'watchNodes' | 'listDaemonSets'>;
+  state: NodeReconcilerDeps['state'] & Pick<StateStore, 'drains'>;
+  records: NodeReconcilerDeps['records'] & Pick<NodeClaimStore, 'nodeClaims'>;
   notices: NoticePublisher;
   clock: Clock;
   sleep: Sleep;
@@ -31,6 +36,11 @@ export interface WatcherDeps extends NodeReconcilerDeps {
   tickMs?: number;
   /** How often nodes being deleted take a drain step without a watch event (default 2 s). */
   drainPollMs?: number;
+  /**
+   * How often abandoned terminations are looked for (termination-sweep.ts; default 30 s, and once
+   * as soon as the Nodes are listed).
+   */
+  sweepIntervalMs?: number;
   /** NodeClaim objects and NodePool/EC2NodeClass status, where Karpenter's CRDs are installed (cluster-status.ts). */
   clusterStatus?: Pick<ClusterStatusWriter, 'sync'>;
   /** Nominated and FailedScheduling events on pending pods (pod-events.ts), written with the cluster status. */
@@ -141,6 +151,19 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
     }
   };
 
+  const sweepIntervalMs = deps.sweepIntervalMs ?? 30_000;
+  let nodesListed = false;
+  let lastSweep = Number.NEGATIVE_INFINITY;
+  let sweeping: Promise<void> | undefined;
+  const sweep = async (): Promise<void> => {
+    try {
+      const swept = await sweepTerminations(deps, nodes);
+      report.drained += swept.finished;
+    } catch (error) {
+      deps.log.warn('looking for abandoned terminations failed, will retry', { error: errorMessage(error) });
+    }
+  };
+
   const statusIntervalMs = deps.statusIntervalMs ?? 10_000;
   const writeStatus = async (): Promise<void> => {
     try {
@@ -163,6 +186,14 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
         lastStatus = now;
         await writeStatus();
       }
+      // Only once the Nodes are known: the sweep leaves the Nodes being deleted to the reconciler.
+      if (nodesListed && !sweeping && now - lastSweep >= sweepIntervalMs) {
+        lastSweep = now;
+        // Beside the loop: its DynamoDB reads never hold up a notice or a drain step.
+        sweeping = sweep().finally(() => {
+          sweeping = undefined;
+        });
+      }
       if (now - lastDrainPoll >= drainPollMs) {
         lastDrainPoll = now;
         for (const node of nodes.values()) if (reconciler.wants(node)) dirty.add(node.metadata.name);
@@ -180,6 +211,7 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
       await deps.sleep(tickMs);
     }
     if (batcher.open) await flush();
+    await sweeping;
     await writeStatus();
   };
 
@@ -201,6 +233,7 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
         list: () => deps.kube.listNodes(),
         watch: (o, on) => deps.kube.watchNodes(o, on),
         onList: (items) => {
+          nodesListed = true;
           nodes.clear();
           for (const node of items) {
             nodes.set(node.metadata.name, node);
@@ -226,7 +259,7 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
   Object.assign(report, {
     registered: reconciler.counts.registered,
     initialized: reconciler.counts.initialized,
-    drained: reconciler.counts.drained,
+    drained: reconciler.counts.drained + report.drained,
     registrationFailures: reconciler.counts.registrationFailures,
   });
   if (podLists === 0) report.failed.push('pending pods were never listed');

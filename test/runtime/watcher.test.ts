@@ -7,6 +7,7 @@ import { CONDITION, condition, isConditionTrue, markLaunched, newNodeClaimRecord
 import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import { DO_NOT_SYNC_TAINTS_LABEL } from '../../shared/runtime/registration';
 import { runWatcher, type WatcherDeps } from '../../shared/runtime/watcher';
+import { NO_DEADLINE } from '../../shared/termination/plan';
 import {
   boundPod,
   FakeInstances,
@@ -424,6 +425,35 @@ describe('watcher deletion', () => {
     expect(state.drainRecords.size).toBe(0);
     expect(report.drained).toBe(1);
     expect(metrics.sum(METRIC.drains, { reason: 'deletion' })).toBe(1);
+  });
+
+  it('resumes a termination whose Node was never deleted (its function died after the drain record), once the Nodes are listed', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc' });
+    const node = kubeletNode('n1', 'i-0abc');
+    node.spec!.taints = [];
+    node.metadata.labels = { 'karpenter.sh/nodepool': 'default', [KUBE.registeredLabel]: 'true' };
+    node.metadata.finalizers = [KUBE.terminationFinalizer];
+    kube.putNode(node);
+    kube.putPod(boundPod('web-1', 'n1'));
+    await state.putDrain({
+      nodeName: 'n1',
+      instanceId: 'i-0abc',
+      reason: 'SpotInterruption',
+      phase: 'cordoned',
+      startedAt: START - 5 * 60_000,
+      deadline: NO_DEADLINE,
+      expiresAt: START + 60 * 60_000,
+    });
+
+    const report = await time.run(runWatcher(deps(), { stopAt: START + 20_000 }));
+
+    expect(kube.callsTo('deleteNode').map((a) => a[0])).toContain('n1');
+    expect(kube.callsTo('evictPod').map((a) => a[1])).toEqual(['web-1']);
+    expect(instances.terminated).toEqual(['i-0abc']);
+    expect(kube.nodes.has('n1')).toBe(false);
+    expect(state.drainRecords.size).toBe(0);
+    expect(report.drained).toBe(1);
+    expect(log.lines.some((l) => l.message === 'resuming an abandoned termination')).toBe(true);
   });
 
   it('respects a PodDisruptionBudget and resumes the drain in the next invocation', async () => {

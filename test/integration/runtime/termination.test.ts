@@ -20,6 +20,8 @@ import { watcherDeps } from '../../../shared/runtime/deps/watcher';
 import { handleInterruption } from '../../../shared/runtime/interruption';
 import { NodeReconciler } from '../../../shared/runtime/nodes';
 import { powertools } from '../../../shared/runtime/powertools';
+import { ensureTermination } from '../../../shared/runtime/termination';
+import { SWEEP_AFTER_MS, sweepTerminations } from '../../../shared/runtime/termination-sweep';
 import type { WatcherDeps } from '../../../shared/runtime/watcher';
 import { node, pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
@@ -195,6 +197,11 @@ async function watcherPass(): Promise<void> {
   await new NodeReconciler(watcher).reconcile(api.nodes());
 }
 
+/** The watcher's sweep for abandoned terminations, on the Nodes as the watch sees them. */
+async function sweepPass() {
+  return sweepTerminations(watcher, new Map(api.nodes().map((n) => [n.metadata.name, n])));
+}
+
 /** Watcher passes every `stepMs` of fake time until `until` returns true or `maxMs` passes. */
 async function passUntil(until: () => boolean | Promise<boolean>, stepMs: number, maxMs: number): Promise<number> {
   const start = now;
@@ -361,5 +368,87 @@ describe('termination on moto and the fake API server (fake clock)', () => {
     await passUntil(() => api.getNode(n.nodeName) === undefined, 10_000, 2 * 60_000);
     expect(api.getPod('default', 'db')).toBeUndefined();
     expect(['shutting-down', 'terminated']).toContain(await instanceState(n.instanceId));
+  }, 180_000);
+});
+
+// What the Node watch cannot see: a function that died between two steps of a termination. The
+// watcher's sweep resumes or finishes it; nothing stays cordoned with a running instance.
+describe('abandoned terminations, resumed by the watcher’s sweep (fake clock)', () => {
+  it('resumes a drain whose Node delete never happened (its function died after the drain record) and terminates the instance', async () => {
+    const n = await launched();
+    running('web', n.nodeName, { grace: 20 });
+    // The interruption function wrote the drain record and died before deleting the Node.
+    await ensureTermination(watcher, {
+      nodeName: n.nodeName,
+      instanceId: n.instanceId,
+      nodeClaimName: n.claim,
+      reason: 'SpotInterruption',
+    });
+    // Left to the function that began it for a minute.
+    expect(await sweepPass()).toEqual({ resumed: 0, begun: 0, finished: 0 });
+    expect(api.getNode(n.nodeName)?.metadata.deletionTimestamp).toBeUndefined();
+    now += SWEEP_AFTER_MS;
+    expect(await sweepPass()).toMatchObject({ resumed: 1 });
+    expect(api.getNode(n.nodeName)?.metadata.deletionTimestamp).toBeDefined();
+    // From here the Node is being deleted: the reconciler steps it, the sweep leaves it alone.
+    expect(await sweepPass()).toEqual({ resumed: 0, begun: 0, finished: 0 });
+    await watcherPass();
+    expect(api.getPod('default', 'web')?.metadata.deletionTimestamp).toBeDefined();
+    await passUntil(() => api.getNode(n.nodeName) === undefined, 10_000, 2 * 60_000);
+    expect(['shutting-down', 'terminated']).toContain(await instanceState(n.instanceId));
+    expect(await runtimes.watcher.state.getDrain(n.nodeName)).toBeUndefined();
+    expect(await runtimes.watcher.state.getNodeClaim(n.claim)).toBeUndefined();
+  }, 180_000);
+
+  it('finishes a termination whose Node is already gone while its instance still runs', async () => {
+    const n = await launched();
+    await ensureTermination(watcher, {
+      nodeName: n.nodeName,
+      instanceId: n.instanceId,
+      nodeClaimName: n.claim,
+      reason: 'Drifted',
+    });
+    // Someone removed the finalizer and the Node went; no watch event will ever name it again.
+    api.deleteNode(n.nodeName, { force: true });
+    expect(api.getNode(n.nodeName)).toBeUndefined();
+    expect(await instanceState(n.instanceId)).toBe('running');
+    now += SWEEP_AFTER_MS;
+    expect(await sweepPass()).toEqual({ resumed: 1, begun: 0, finished: 0 });
+    expect(['shutting-down', 'terminated']).toContain(await instanceState(n.instanceId));
+    now += 5_000;
+    expect(await sweepPass()).toEqual({ resumed: 1, begun: 0, finished: 1 });
+    expect(await runtimes.watcher.state.getDrain(n.nodeName)).toBeUndefined();
+    expect(await runtimes.watcher.state.getNodeClaim(n.claim)).toBeUndefined();
+    expect(await sweepPass()).toEqual({ resumed: 0, begun: 0, finished: 0 });
+  }, 180_000);
+
+  it('begins the termination of a NodeClaim marked for deletion that has no drain record (its function died in between)', async () => {
+    const n = await launched();
+    running('web', n.nodeName, { grace: 20 });
+    await runtimes.watcher.state.markNodeClaimForDeletion(n.claim);
+    now += SWEEP_AFTER_MS;
+    expect(await sweepPass()).toMatchObject({ begun: 1, resumed: 1 });
+    const drain = await runtimes.watcher.state.getDrain(n.nodeName);
+    expect(drain).toMatchObject({ instanceId: n.instanceId, nodeClaimName: n.claim, reason: 'deletion' });
+    expect(api.getNode(n.nodeName)?.metadata.deletionTimestamp).toBeDefined();
+    await passUntil(() => api.getNode(n.nodeName) === undefined, 10_000, 2 * 60_000);
+    expect(api.getPod('default', 'web')).toBeUndefined();
+    expect(['shutting-down', 'terminated']).toContain(await instanceState(n.instanceId));
+    expect(await runtimes.watcher.state.getNodeClaim(n.claim)).toBeUndefined();
+  }, 180_000);
+
+  it('finishes the termination of an instance EC2 no longer knows, its Node gone', async () => {
+    const n = await launched();
+    await ensureTermination(watcher, {
+      nodeName: 'ip-10-0-9-9.us-west-2.compute.internal',
+      instanceId: 'i-0123456789abcdef0',
+      reason: 'deletion',
+    });
+    now += SWEEP_AFTER_MS;
+    expect(await sweepPass()).toMatchObject({ finished: 1 });
+    expect(await runtimes.watcher.state.getDrain('ip-10-0-9-9.us-west-2.compute.internal')).toBeUndefined();
+    // Nothing else touched.
+    expect(await instanceState(n.instanceId)).toBe('running');
+    expect(api.getNode(n.nodeName)?.metadata.deletionTimestamp).toBeUndefined();
   }, 180_000);
 });
