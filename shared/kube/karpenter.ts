@@ -39,6 +39,8 @@ export interface KarpenterObjectsApi {
   /** The resources of Karpenter's CRDs the API server serves now (empty without the CRDs). */
   servedResources(): Promise<Set<KarpenterResource>>;
   list(resource: KarpenterResource): Promise<{ items: KarpenterObject[]; resourceVersion: string }>;
+  /** One object; undefined when it does not exist or the CRD is not installed. */
+  get(resource: KarpenterResource, name: string): Promise<KarpenterObject | undefined>;
   /** The created object, or undefined when one of that name exists already. */
   create(resource: KarpenterResource, object: KarpenterObject): Promise<KarpenterObject | undefined>;
   /** Merge-patches the object (or its status); undefined when it is gone. */
@@ -91,6 +93,16 @@ export class HttpKarpenterObjects implements KarpenterObjectsApi {
       next = page.metadata?.continue || undefined;
       if (next === undefined) return { items, resourceVersion: page.metadata?.resourceVersion ?? '' };
     }
+  }
+
+  async get(resource: KarpenterResource, name: string): Promise<KarpenterObject | undefined> {
+    const answer = await this.transport.request({
+      method: 'GET',
+      path: `${collection(resource)}/${encodeURIComponent(name)}`,
+      retry: 'idempotent',
+      accept: [404],
+    });
+    return answer.status === 404 ? undefined : (answer.body as KarpenterObject);
   }
 
   async create(resource: KarpenterResource, object: KarpenterObject): Promise<KarpenterObject | undefined> {

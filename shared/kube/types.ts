@@ -135,7 +135,14 @@ export interface KubeClient {
 
 /** What karpless says in an Event: about which object, Normal or Warning, why (CamelCase) and what. */
 export interface KubeEvent {
-  involvedObject: { kind: 'Node' | 'Pod'; name: string; namespace?: string; uid?: string };
+  /** apiVersion defaults to v1 (Nodes, Pods); NodeClaims are karpenter.sh/v1. */
+  involvedObject: {
+    kind: 'Node' | 'Pod' | 'NodeClaim';
+    apiVersion?: string;
+    name: string;
+    namespace?: string;
+    uid?: string;
+  };
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;

@@ -2,6 +2,7 @@
 // fails the work it describes) and deduplicated, so a drain stepping every few seconds says
 // "AwaitingVolumeDetachment" once per two minutes instead of thirty times.
 
+import type { KarpenterObjectsApi } from '../kube/karpenter';
 import type { KubeClient, KubeEvent } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
@@ -53,4 +54,33 @@ export function recorderFor(kube: Pick<KubeClient, 'createEvent'>, clock: Clock,
 
 export function nodeEvent(nodeName: string, type: KubeEvent['type'], reason: string, message: string): KubeEvent {
   return { involvedObject: { kind: 'Node', name: nodeName }, type, reason, message };
+}
+
+/** Reads NodeClaim objects, where Karpenter's CRDs are installed (shared/kube/karpenter.ts). */
+export type NodeClaimObjects = Pick<KarpenterObjectsApi, 'get'>;
+
+/**
+ * The event about the claim's NodeClaim object, as Karpenter publishes beside the Node's; undefined
+ * without the object (no CRDs, or not mirrored yet). Its uid makes `kubectl describe nodeclaim` show it.
+ */
+export async function nodeClaimEvent(
+  objects: NodeClaimObjects | undefined,
+  log: RuntimeLog,
+  name: string,
+  event: Omit<KubeEvent, 'involvedObject'>,
+): Promise<KubeEvent | undefined> {
+  if (!objects) return undefined;
+  try {
+    const object = await objects.get('nodeclaims', name);
+    if (!object) return undefined;
+    const uid = object.metadata.uid;
+    return {
+      involvedObject: { kind: 'NodeClaim', apiVersion: 'karpenter.sh/v1', name, ...(uid ? { uid } : {}) },
+      ...event,
+    };
+  } catch (error) {
+    // Events are best effort: a failed read never fails the work the event describes.
+    log.warn('reading the NodeClaim object for an event failed', { nodeclaim: name, error: errorMessage(error) });
+    return undefined;
+  }
 }

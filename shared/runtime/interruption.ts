@@ -17,7 +17,7 @@ import type { Sleep } from '../providers/clock';
 import type { DrainRecord, StateLedgers, StateStore } from '../providers/state';
 import { scopeKey, UNAVAILABLE_OFFERINGS_TTL_MS } from '../providers/unavailableofferings';
 import type { DrainDeps } from './drain';
-import { nodeEvent, recorderFor } from './events';
+import { nodeClaimEvent, nodeEvent, recorderFor } from './events';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import { driveTermination, ensureTermination, type TerminationDeps } from './termination';
 
@@ -163,15 +163,21 @@ async function act(deps: InterruptionDeps, message: InterruptionMessage, ours: C
     }
     const said = kindEvent(message);
     if (first && said) {
-      await events.publish(nodeEvent(record.nodeName, said.type ?? 'Warning', said.reason, said.message));
-      await events.publish(
-        nodeEvent(
-          record.nodeName,
-          'Warning',
-          'TerminatingOnInterruption',
-          'Interruption triggered termination for the Node',
-        ),
-      );
+      // On the Node, and on the NodeClaim object where Karpenter's CRDs are installed, as upstream.
+      const kindEvent = { type: said.type ?? 'Warning', reason: said.reason, message: said.message } as const;
+      const terminating = {
+        type: 'Warning',
+        reason: 'TerminatingOnInterruption',
+        message: 'Interruption triggered termination for the Node',
+      } as const;
+      for (const event of [kindEvent, terminating]) {
+        await events.publish(nodeEvent(record.nodeName, event.type, event.reason, event.message));
+        const claim = await nodeClaimEvent(deps.nodeClaimObjects, deps.log, instance.nodeClaimName, {
+          ...event,
+          ...(event === terminating ? { message: 'Interruption triggered termination for the NodeClaim' } : {}),
+        });
+        if (claim) await events.publish(claim);
+      }
     }
     await deps.kube.deleteNode(record.nodeName);
     // A head start: the taint and the first evictions now; the watcher resumes every node being deleted.

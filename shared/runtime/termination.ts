@@ -21,7 +21,7 @@ import type { Clock, Sleep } from '../providers/clock';
 import type { DrainRecord, NodeClaimStore, StateStore } from '../providers/state';
 import { claimsOfStayingPods, NO_DEADLINE, planDrain, volumesToAwait } from '../termination/plan';
 import { DISRUPTED_NO_SCHEDULE, podKey } from '../termination/pods';
-import { nodeEvent, recorderFor } from './events';
+import { type NodeClaimObjects, nodeClaimEvent, nodeEvent, recorderFor } from './events';
 import type { ClaimInstances } from './instances';
 import { deletionTimestamp, finalizers, nodeCondition, resourceVersion } from './objects';
 import type { Telemetry } from './telemetry';
@@ -53,6 +53,8 @@ export interface TerminationDeps extends Telemetry {
   /** The NodeClaim records; absent (tests, old callers), claims are not marked and the NodePool's grace applies. */
   records?: Pick<NodeClaimStore, 'getNodeClaim' | 'markNodeClaimForDeletion' | 'deleteNodeClaim'>;
   clock: Clock;
+  /** NodeClaim objects, where Karpenter's CRDs are installed: the claim gets the Node's TerminationGracePeriodExpiring. */
+  nodeClaimObjects?: NodeClaimObjects;
 }
 
 export interface TerminationStart {
@@ -202,14 +204,16 @@ async function drainStep(
   const pods = (await deps.kube.listPods({ fieldSelector: `spec.nodeName=${name}` })).items;
   const pass = planDrain({ pods, now, deadline: record.deadline });
   if (pass.deletions.length > 0) {
-    await events.publish(
-      nodeEvent(
-        name,
-        'Warning',
-        'TerminationGracePeriodExpiring',
-        `All pods will be deleted by ${iso(record.deadline)}`,
-      ),
-    );
+    const expiring = {
+      type: 'Warning',
+      reason: 'TerminationGracePeriodExpiring',
+      message: `All pods will be deleted by ${iso(record.deadline)}`,
+    } as const;
+    await events.publish(nodeEvent(name, expiring.type, expiring.reason, expiring.message));
+    const claim = record.nodeClaimName
+      ? await nodeClaimEvent(deps.nodeClaimObjects, deps.log, record.nodeClaimName, expiring)
+      : undefined;
+    if (claim) await events.publish(claim);
   }
   for (const { pod, gracePeriodSeconds } of pass.deletions) {
     await deps.kube.deletePod(pod.metadata.namespace ?? 'default', pod.metadata.name, gracePeriodSeconds);

@@ -6,6 +6,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../shared/apis/core/v1';
+import { karpenterCrds } from '../../shared/apis/v1/crds';
 import { KUBE, METRIC } from '../../shared/contracts';
 import { HttpKubeClient } from '../../shared/kube/client';
 import { newNodeClaimRecord } from '../../shared/nodeclaim/record';
@@ -351,6 +352,41 @@ describe(`${UPSTREAM}: Termination`, () => {
     expect(server.getPod('default', 'web')?.metadata.deletionTimestamp).toBe(new Date(START + 600_000).toISOString());
     expect(server.eventsFor('Node', NODE).map((e) => e.reason)).toContain('TerminationGracePeriodExpiring');
     expect(server.eventsFor('Pod', 'web').map((e) => e.reason)).toContain('Disrupted');
+  });
+
+  it('should preemptively delete pods to satisfy their terminationGracePeriodSeconds (TerminationGracePeriodExpiring on the NodeClaim too)', async () => {
+    await claim('10m');
+    server.installCustomResources(karpenterCrds());
+    const objects = kube.karpenterObjects();
+    const created = await objects.create('nodeclaims', {
+      apiVersion: 'karpenter.sh/v1',
+      kind: 'NodeClaim',
+      metadata: { name: CLAIM },
+      spec: {},
+    });
+    deps = { ...deps, nodeClaimObjects: objects };
+    const p = app('web', { grace: 120 });
+    p.metadata.annotations = { [KUBE.doNotDisruptAnnotation]: 'true' };
+    server.addPod(p);
+    await begin();
+    await step();
+    now = START + 8 * 60_000;
+    await step();
+    const expiring = server.eventsFor('NodeClaim', CLAIM).filter((e) => e.reason === 'TerminationGracePeriodExpiring');
+    expect(expiring).toEqual([
+      expect.objectContaining({
+        type: 'Warning',
+        message: `All pods will be deleted by ${new Date(START + 600_000).toISOString()}`,
+      }),
+    ]);
+    const stored = server.store
+      .list('events')
+      .find(
+        (e) =>
+          (e as { reason?: string }).reason === 'TerminationGracePeriodExpiring' &&
+          (e as { involvedObject?: { kind?: string } }).involvedObject?.kind === 'NodeClaim',
+      ) as { involvedObject?: { uid?: string; apiVersion?: string } } | undefined;
+    expect(stored?.involvedObject).toMatchObject({ apiVersion: 'karpenter.sh/v1', uid: created?.metadata.uid });
   });
 
   it("should only delete pods when their terminationGracePeriodSeconds is less than the node's remaining terminationGracePeriod", async () => {

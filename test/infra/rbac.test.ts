@@ -44,6 +44,7 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['', 'events', 'create'],
     ['', 'events', 'get'],
     ['', 'events', 'patch'],
+    ['karpenter.sh', 'nodeclaims', 'get'],
     ['karpenter.sh', 'nodeclaims', 'list'],
     ['karpenter.sh', 'nodeclaims', 'create'],
     ['karpenter.sh', 'nodeclaims', 'patch'],

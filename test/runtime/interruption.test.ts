@@ -80,6 +80,34 @@ beforeEach(() => {
 });
 
 describe('interruption', () => {
+  it('puts SpotInterrupted and TerminatingOnInterruption on the NodeClaim object too, where one exists', async () => {
+    instances.add({ instanceId: 'i-0abc', nodeClaimName: 'default-abc', capacityType: 'spot' });
+    instances.add({ instanceId: 'i-0def', nodeClaimName: 'default-def', capacityType: 'spot' });
+    kube.putNode(registeredNode('n1', 'i-0abc'));
+    kube.putNode(registeredNode('n2', 'i-0def'));
+    // Only default-abc has its NodeClaim object (the CRDs installed, the watcher mirrored it).
+    const nodeClaimObjects = {
+      get: async (_: string, name: string) =>
+        name === 'default-abc' ? { metadata: { name, uid: 'uid-abc' } } : undefined,
+    };
+    await time.run(handleInterruption(deps({ nodeClaimObjects }), spot('i-0abc')));
+    await time.run(handleInterruption(deps({ nodeClaimObjects }), spot('i-0def', 'e2')));
+    const onClaims = kube.events.filter((e) => e.involvedObject.kind === 'NodeClaim');
+    expect(onClaims.map((e) => [e.involvedObject, e.reason])).toEqual([
+      [{ kind: 'NodeClaim', apiVersion: 'karpenter.sh/v1', name: 'default-abc', uid: 'uid-abc' }, 'SpotInterrupted'],
+      [
+        { kind: 'NodeClaim', apiVersion: 'karpenter.sh/v1', name: 'default-abc', uid: 'uid-abc' },
+        'TerminatingOnInterruption',
+      ],
+    ]);
+    expect(onClaims[1]?.message).toBe('Interruption triggered termination for the NodeClaim');
+    expect(kube.events.filter((e) => e.reason === 'SpotInterrupted').map((e) => e.involvedObject.name)).toEqual([
+      'n1',
+      'default-abc',
+      'n2',
+    ]);
+  });
+
   it('drains our spot node: taint, evict, terminate, offering unavailable, events on the node', async () => {
     instances.add({
       instanceId: 'i-0abc',

@@ -11,10 +11,12 @@ export async function interruptionDeps(
   runtime: Runtime,
   telemetry: Telemetry,
 ): Promise<Omit<InterruptionDeps, 'invocationDeadline'>> {
+  const kube = await kubeClient(runtime);
   return {
     ...telemetry,
     cluster: runtime.settings.cluster,
-    kube: await kubeClient(runtime),
+    kube,
+    nodeClaimObjects: kube.karpenterObjects(),
     instances: runtime.instances,
     state: runtime.state,
     records: runtime.state,

@@ -17,6 +17,7 @@ export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promi
   return {
     ...telemetry,
     kube,
+    nodeClaimObjects: kube.karpenterObjects(),
     instances: runtime.instances,
     state: runtime.state,
     records: runtime.state,
