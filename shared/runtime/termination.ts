@@ -303,7 +303,7 @@ async function evict(
         involvedObject: podObject(pod),
         type: 'Normal',
         reason: 'Evicted',
-        message: 'Evicted pod',
+        message: `Evicted pod: ${evictionReason(record.reason)}`,
       });
       continue;
     }
@@ -408,6 +408,12 @@ function podObject(pod: Pod): { kind: 'Pod'; name: string; namespace: string; ui
     namespace: pod.metadata.namespace ?? 'default',
     ...(pod.metadata.uid ? { uid: pod.metadata.uid } : {}),
   };
+}
+
+/** Karpenter's evictionReason: the claim's disruption reason, else a forceful termination. */
+const DISRUPTION_REASONS = new Set(['Drifted', 'Expired', 'Empty', 'Underutilized']);
+function evictionReason(reason: string): string {
+  return DISRUPTION_REASONS.has(reason) ? reason : 'Forceful Termination';
 }
 
 function iso(epochMs: number): string {

@@ -275,7 +275,9 @@ describe(`${UPSTREAM}: Termination`, () => {
     await begin();
     await step();
     expect(evictions()).toEqual(['web']);
-    expect(server.eventsFor('Pod', 'web').map((e) => e.reason)).toEqual(['Evicted']);
+    expect(server.eventsFor('Pod', 'web').map((e) => [e.reason, e.message])).toEqual([
+      ['Evicted', 'Evicted pod: Forceful Termination'],
+    ]);
     expect(server.eventsFor('Node', NODE).map((e) => e.reason)).not.toContain('FailedDraining');
   });
 
