@@ -226,15 +226,27 @@ export function buildRuntime(options: RuntimeOptions = {}): Runtime {
   };
 }
 
-export async function kubeClient(runtime: Runtime): Promise<HttpKubeClient> {
-  const credentials = runtime.clients.ec2.config.credentials;
-  return kubeClientForCluster({
-    eks: eksApi(runtime.clients.eks),
-    clusterName: runtime.settings.cluster,
-    region: runtime.settings.region,
-    credentials: async () => credentials(),
-    ...(runtime.settings.kubeEndpoint ? { endpointOverride: runtime.settings.kubeEndpoint } : {}),
-  });
+const kubeClients = new WeakMap<Runtime, Promise<HttpKubeClient>>();
+
+/**
+ * The runtime's one Kubernetes client: the deps and the Karpenter guard of a function share it, so a
+ * cold start describes the cluster once and keeps one connection pool. A failed build is not kept.
+ */
+export function kubeClient(runtime: Runtime): Promise<HttpKubeClient> {
+  let client = kubeClients.get(runtime);
+  if (!client) {
+    const credentials = runtime.clients.ec2.config.credentials;
+    client = kubeClientForCluster({
+      eks: eksApi(runtime.clients.eks),
+      clusterName: runtime.settings.cluster,
+      region: runtime.settings.region,
+      credentials: async () => credentials(),
+      ...(runtime.settings.kubeEndpoint ? { endpointOverride: runtime.settings.kubeEndpoint } : {}),
+    });
+    client.catch(() => kubeClients.delete(runtime));
+    kubeClients.set(runtime, client);
+  }
+  return client;
 }
 
 /** PodsUnschedulable notices on the bus, split under PutEvents' 256 KB. */

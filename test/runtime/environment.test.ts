@@ -4,7 +4,14 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { afterEach, describe, expect, it } from 'vitest';
-import { awsClients, CLIENT_TIMEOUTS, clientConfig, readSettings } from '../../shared/runtime/environment';
+import {
+  awsClients,
+  CLIENT_TIMEOUTS,
+  clientConfig,
+  kubeClient,
+  type Runtime,
+  readSettings,
+} from '../../shared/runtime/environment';
 
 let server: Server | undefined;
 const sockets: Socket[] = [];
@@ -86,5 +93,34 @@ describe('isolatedVPC', () => {
     expect(() => readSettings({ ...env, KARPLESS_ISOLATED_VPC: 'yes' })).toThrow(
       'environment variable KARPLESS_ISOLATED_VPC is "yes": use "true" or "false"',
     );
+  });
+});
+
+describe('kubeClient', () => {
+  it("is one client per runtime: the Karpenter guard and the function's deps share it and describe the cluster once", async () => {
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    let describes = 0;
+    const runtime = {
+      settings: { cluster: 'c1', region: 'us-west-2' },
+      clients: {
+        ec2: { config: { credentials: async () => ({ accessKeyId: 'a', secretAccessKey: 's' }) } },
+        eks: {
+          send: async () => {
+            describes++;
+            return {
+              cluster: {
+                endpoint: 'https://127.0.0.1:1',
+                certificateAuthority: { data: Buffer.from(pem).toString('base64') },
+              },
+            };
+          },
+        },
+      },
+    } as unknown as Runtime;
+    const [first, second] = await Promise.all([kubeClient(runtime), kubeClient(runtime)]);
+    expect(second).toBe(first);
+    expect(await kubeClient(runtime)).toBe(first);
+    expect(describes).toBe(1);
+    first.close();
   });
 });
