@@ -432,6 +432,9 @@ export function plan(c: SchedulingCase): Outcome {
       'node.kubernetes.io/instance-type': claim.offering.instanceType,
       'kubernetes.io/hostname': `claim-${i}`,
     });
+    // Registration labels a reserved node with its reservation (upstream's cloudprovider.ReservationIDLabel).
+    if (claim.offering.reservationId)
+      labels['karpenter.k8s.aws/capacity-reservation-id'] = claim.offering.reservationId;
     const taints = pool.spec.template.spec.taints ?? [];
     for (const p of claim.pods) placement.set(p.metadata.name, { node: `claim/${i}`, labels, taints });
   });
