@@ -391,6 +391,30 @@ describe(`${UPSTREAM}: Termination`, () => {
     expect(stored?.involvedObject).toMatchObject({ apiVersion: 'karpenter.sh/v1', uid: created?.metadata.uid });
   });
 
+  it('should not gate past-deadline pods behind graceful eviction of earlier tiers', async () => {
+    await claim('300s');
+    // Fits in the 300 s left: evicted gracefully, in the first wave; a budget holds it there.
+    const web = app('web', { grace: 30 });
+    web.metadata.labels = { app: 'web' };
+    server.addPod(web);
+    server.addPodDisruptionBudget({
+      namespace: 'default',
+      name: 'web',
+      selector: { matchLabels: { app: 'web' } },
+      maxUnavailable: 0,
+    });
+    // Critical, in a later wave, and its 600 s outlast the deadline: deleted at once all the same.
+    server.addPod(app('critical', { grace: 600, critical: true }));
+    await begin();
+    await step();
+    expect(evictions()).toEqual(['web']);
+    expect(server.getPod('default', 'web')?.metadata.deletionTimestamp).toBeUndefined();
+    expect(server.requestsTo('DELETE', '/api/v1/namespaces/default/pods/critical')[0]?.body).toMatchObject({
+      gracePeriodSeconds: 300,
+    });
+    expect(server.getPod('default', 'critical')?.metadata.deletionTimestamp).toBeDefined();
+  });
+
   it("should only delete pods when their terminationGracePeriodSeconds is less than the node's remaining terminationGracePeriod", async () => {
     await claim('10m');
     const p = app('web', { grace: 900 });
