@@ -548,7 +548,7 @@ describe('Topology > Zonal', () => {
 
 describe('Topology > Pod Affinity/Anti-Affinity', () => {
   const labels = { security: 's1' };
-  const selfAffine = (name: string, zone: string) =>
+  const selfAffine = (name: string, ...zones: string[]) =>
     pod(name, {
       labels,
       affinity: {
@@ -559,7 +559,7 @@ describe('Topology > Pod Affinity/Anti-Affinity', () => {
         },
         nodeAffinity: {
           requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: ZONE, operator: 'In', values: [zone] }] }],
+            nodeSelectorTerms: [{ matchExpressions: [{ key: ZONE, operator: 'In', values: zones }] }],
           },
         },
       },
@@ -575,21 +575,7 @@ describe('Topology > Pod Affinity/Anti-Affinity', () => {
   });
 
   it('keeps a self-affine pod out of a zone of its own once a zone it may use has a matching pod', () => {
-    const anywhere = pod('anywhere', {
-      labels,
-      affinity: {
-        podAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: [
-            { labelSelector: { matchLabels: labels }, topologyKey: ZONE },
-          ],
-        },
-        nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: {
-            nodeSelectorTerms: [{ matchExpressions: [{ key: ZONE, operator: 'In', values: ['zone-b', 'zone-c'] }] }],
-          },
-        },
-      },
-    });
+    const anywhere = selfAffine('anywhere', 'zone-b', 'zone-c');
     const result = run({ pods: [selfAffine('pod-1', 'zone-b'), anywhere] });
     expect(result.unschedulable).toEqual([]);
     expect(zoneOf(result, 'anywhere')).toBe('zone-b');
