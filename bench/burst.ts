@@ -14,8 +14,6 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { CreateFleetCommandInput, CreateFleetCommandOutput } from '@aws-sdk/client-ec2';
-import { LABEL_CAPACITY_TYPE } from '../shared/apis/v1/labels';
-import type { NodePool } from '../shared/apis/v1/types';
 import { METRIC } from '../shared/contracts';
 import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
@@ -29,7 +27,7 @@ import { AwsClaimLauncher } from '../shared/runtime/launcher';
 import { LaunchesPendingError, provision } from '../shared/runtime/provision';
 import { silentLog } from '../shared/runtime/telemetry';
 import { FakeInstances, FakeKube } from '../test/runtime/fakes';
-import { makeDiversePods, BENCH_NODE_CLASS as nodeClass } from './pods';
+import { makeDiversePods, BENCH_NODE_CLASS as nodeClass, BENCH_NODE_POOL as nodePool } from './pods';
 
 export const BURST_SIZES = (process.env.BURST_SIZES ?? '1000,10000,20000').split(',').map(Number);
 /** The provision function's timeout (infra PROVISION_TIMEOUT). */
@@ -58,25 +56,6 @@ export interface BurstResult {
 
 /** A burst still launching after this many invocations is reported as it stands, not waited out. */
 const MAX_INVOCATIONS = 30;
-
-const nodePool: NodePool = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'general-purpose' },
-  spec: {
-    template: {
-      spec: {
-        requirements: [
-          { key: LABEL_CAPACITY_TYPE, operator: 'In', values: ['spot', 'on-demand'] },
-          { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm', 'r'] },
-          { key: 'karpenter.k8s.aws/instance-generation', operator: 'Gt', values: ['4'] },
-        ],
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      },
-    },
-    limits: { cpu: '10000000', memory: '10000000Gi' },
-  },
-};
 
 /** The node class's subnets: one in each zone the catalog offers. */
 function resolvedFor(zones: readonly string[]): ResolvedNodeClass {

@@ -3,8 +3,8 @@
 // sequence for seed 42 is not reproduced; a seeded mulberry32 keeps every run identical instead.
 
 import type { Pod, PodSpec } from '../shared/apis/core/v1';
-import { LABEL_HOSTNAME, LABEL_ZONE } from '../shared/apis/v1/labels';
-import type { EC2NodeClass } from '../shared/apis/v1/types';
+import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_ZONE } from '../shared/apis/v1/labels';
+import type { EC2NodeClass, NodePool } from '../shared/apis/v1/types';
 
 export const CPU_CHOICES_MILLICORES = [100, 250, 500, 1000, 1500] as const;
 export const MEMORY_CHOICES_MIB = [100, 256, 512, 1024, 2048, 4096] as const;
@@ -127,6 +127,26 @@ export function makeGenericPods(count: number, seed = 42): Pod[] {
   const factory = new PodFactory(seededRandom(seed));
   return Array.from({ length: count }, () => factory.generic());
 }
+
+/** The NodePool the runtime and burst benchmarks provision for: c, m and r, generation 5 and up, no limit in reach. */
+export const BENCH_NODE_POOL: NodePool = {
+  apiVersion: 'karpenter.sh/v1',
+  kind: 'NodePool',
+  metadata: { name: 'general-purpose' },
+  spec: {
+    template: {
+      spec: {
+        requirements: [
+          { key: LABEL_CAPACITY_TYPE, operator: 'In', values: ['spot', 'on-demand'] },
+          { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm', 'r'] },
+          { key: 'karpenter.k8s.aws/instance-generation', operator: 'Gt', values: ['4'] },
+        ],
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+      },
+    },
+    limits: { cpu: '10000000', memory: '10000000Gi' },
+  },
+};
 
 /** The EC2NodeClass every benchmark resolves the catalog against. */
 export const BENCH_NODE_CLASS: EC2NodeClass = {

@@ -15,8 +15,6 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Node, Pod } from '../shared/apis/core/v1';
-import { LABEL_CAPACITY_TYPE } from '../shared/apis/v1/labels';
-import type { NodePool } from '../shared/apis/v1/types';
 import { KUBE } from '../shared/contracts';
 import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
@@ -28,7 +26,7 @@ import { provision } from '../shared/runtime/provision';
 import { noMetrics, silentLog } from '../shared/runtime/telemetry';
 import { FakeInstances, FakeKube, FakeState, recordingLauncher } from '../test/runtime/fakes';
 import { FakeApiServer } from '../test/support/kube/fake-apiserver';
-import { makeDiversePods, BENCH_NODE_CLASS as nodeClass } from './pods';
+import { makeDiversePods, BENCH_NODE_CLASS as nodeClass, BENCH_NODE_POOL as nodePool } from './pods';
 
 export const PROVISION_SIZES = [100, 1000, 10000];
 export const INTERRUPTION_MESSAGES = 1000;
@@ -38,25 +36,6 @@ export interface RuntimeResults {
   provision: { pods: number; decisionMs: number; totalMs: number; nodeClaims: number }[];
   interruption: { messages: number; seconds: number; messagesPerSecond: number; podsEvicted: number };
 }
-
-const nodePool: NodePool = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'general-purpose' },
-  spec: {
-    template: {
-      spec: {
-        requirements: [
-          { key: LABEL_CAPACITY_TYPE, operator: 'In', values: ['spot', 'on-demand'] },
-          { key: 'karpenter.k8s.aws/instance-category', operator: 'In', values: ['c', 'm', 'r'] },
-          { key: 'karpenter.k8s.aws/instance-generation', operator: 'Gt', values: ['4'] },
-        ],
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      },
-    },
-    limits: { cpu: '10000000', memory: '10000000Gi' },
-  },
-};
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
