@@ -31,17 +31,21 @@ interface PodEvent {
 export class PodEvents {
   constructor(private readonly deps: PodEventsDeps) {}
 
+  /**
+   * Records both events on the pending pods from one read of the nominations: Nominated where a live
+   * nomination holds the pod, FailedScheduling where the latest decision placed it nowhere and no
+   * nomination holds it now. Returns how many events were written.
+   */
+  async record(pods: readonly Pod[]): Promise<number> {
+    if (pods.length === 0) return 0;
+    const claimOf = await this.nominatedClaims();
+    return (await this.nominatedWith(pods, claimOf)) + (await this.failedSchedulingWith(pods, claimOf));
+  }
+
   /** Records Nominated on every pending pod a live nomination holds; returns how many were written. */
   async nominated(pods: readonly Pod[]): Promise<number> {
     if (pods.length === 0) return 0;
-    const claimOf = new Map<string, string>();
-    for (const nomination of await this.deps.state.nominations()) {
-      for (const uid of nomination.podUids) claimOf.set(uid, nomination.nodeClaimName);
-    }
-    return this.publish(pods, (uid) => {
-      const claim = claimOf.get(uid);
-      return claim ? { type: 'Normal', reason: 'Nominated', message: nominatedMessage(claim) } : undefined;
-    });
+    return this.nominatedWith(pods, await this.nominatedClaims());
   }
 
   /**
@@ -49,8 +53,29 @@ export class PodEvents {
    * a live nomination holds it now; returns how many were written.
    */
   async failedScheduling(pods: readonly Pod[]): Promise<number> {
+    if (pods.length === 0 || !this.deps.state.unschedulable) return 0;
+    return this.failedSchedulingWith(pods, await this.nominatedClaims());
+  }
+
+  /** Pod uid → the claim a live nomination holds it on. */
+  private async nominatedClaims(): Promise<Map<string, string>> {
+    const claimOf = new Map<string, string>();
+    for (const nomination of await this.deps.state.nominations()) {
+      for (const uid of nomination.podUids) claimOf.set(uid, nomination.nodeClaimName);
+    }
+    return claimOf;
+  }
+
+  private nominatedWith(pods: readonly Pod[], claimOf: ReadonlyMap<string, string>): Promise<number> {
+    return this.publish(pods, (uid) => {
+      const claim = claimOf.get(uid);
+      return claim ? { type: 'Normal', reason: 'Nominated', message: nominatedMessage(claim) } : undefined;
+    });
+  }
+
+  private async failedSchedulingWith(pods: readonly Pod[], claimOf: ReadonlyMap<string, string>): Promise<number> {
     const read = this.deps.state.unschedulable;
-    if (pods.length === 0 || !read) return 0;
+    if (!read) return 0;
     const latest = new Map<string, { reasons: string[]; expiresAt: number }>();
     for (const record of await read.call(this.deps.state)) {
       for (const uid of record.podUids) {
@@ -58,10 +83,9 @@ export class PodEvents {
         if (!known || known.expiresAt < record.expiresAt) latest.set(uid, record);
       }
     }
-    const nominated = new Set((await this.deps.state.nominations()).flatMap((n) => n.podUids));
     return this.publish(pods, (uid) => {
       const record = latest.get(uid);
-      if (!record || nominated.has(uid)) return undefined;
+      if (!record || claimOf.has(uid)) return undefined;
       return { type: 'Warning', reason: FAILED_SCHEDULING, message: failedSchedulingMessage(record.reasons) };
     });
   }

@@ -44,7 +44,7 @@ export interface WatcherDeps extends NodeReconcilerDeps {
   /** NodeClaim objects and NodePool/EC2NodeClass status, where Karpenter's CRDs are installed (cluster-status.ts). */
   clusterStatus?: Pick<ClusterStatusWriter, 'sync'>;
   /** Nominated and FailedScheduling events on pending pods (pod-events.ts), written with the cluster status. */
-  podEvents?: Pick<PodEvents, 'nominated' | 'failedScheduling'>;
+  podEvents?: Pick<PodEvents, 'record'>;
   /** How often the cluster status is written (default 10 s; once more at the end of the run). */
   statusIntervalMs?: number;
 }
@@ -168,8 +168,7 @@ export async function runWatcher(deps: WatcherDeps, options: { stopAt: number })
   const writeStatus = async (): Promise<void> => {
     try {
       await deps.clusterStatus?.sync();
-      await deps.podEvents?.nominated([...pending.pods.values()]);
-      await deps.podEvents?.failedScheduling([...pending.pods.values()]);
+      await deps.podEvents?.record([...pending.pods.values()]);
     } catch (error) {
       // Status is for people reading the cluster; a failure here never stops the watcher's own work.
       deps.log.warn('writing NodeClaims and status to the cluster failed, will retry', { error: errorMessage(error) });

@@ -99,4 +99,34 @@ describe('PodEvents: Nominated and FailedScheduling', () => {
     await state.releaseNomination('general-b7c1d');
     expect(await invocation().failedScheduling([big])).toBe(0);
   });
+
+  it('records both events for the watcher from one read of the nominations', async () => {
+    const web = server.addPod(pod('web-3'));
+    const big = server.addPod(pod('big-2'));
+    await state.nominate({
+      nodeClaimName: 'general-q4w8e',
+      nodePool: 'general',
+      podUids: [web.metadata.uid ?? ''],
+      expiresAt: START + 10 * 60_000,
+    });
+    await state.recordUnschedulable({
+      decision: 'd2',
+      reasons: ['NodePool general: no instance type has 96 cpu'],
+      podUids: [big.metadata.uid ?? ''],
+      expiresAt: START + 5 * 60_000,
+    });
+    let reads = 0;
+    const counted = {
+      nominations: () => {
+        reads++;
+        return state.nominations();
+      },
+      unschedulable: () => state.unschedulable(),
+    };
+    const events = new PodEvents({ recorder: client.eventRecorder(() => now), state: counted, log: silentLog });
+    expect(await events.record([web, big])).toBe(2);
+    expect(reads).toBe(1);
+    expect(server.eventsFor('Pod', 'web-3')).toMatchObject([{ reason: 'Nominated' }]);
+    expect(server.eventsFor('Pod', 'big-2')).toMatchObject([{ reason: 'FailedScheduling', type: 'Warning' }]);
+  });
 });
