@@ -347,7 +347,10 @@ function budgetFor(
   plan: ReplacementPlan,
 ): BudgetDecision {
   if (candidate.reason === 'Expired') return { allowed: true, message: 'expiration is forceful: budgets do not apply' };
-  if (count.disrupting.has(candidate.nodeName)) return { allowed: true, message: 'already disrupting' };
+  // Only a disruption already under way needs no new slot: a NotReady candidate uses the budget up, as upstream.
+  if (input.disrupting.get(candidate.nodePool)?.has(candidate.nodeName)) {
+    return { allowed: true, message: 'already disrupting' };
+  }
   const limit = budgetLimit(nodePool, candidate.reason, { nodes: count.nodes, now: input.now });
   const budget = budgetDecision(limit, count.disrupting.size);
   if (!budget.allowed || plan.unschedulable.length === 0) return budget;

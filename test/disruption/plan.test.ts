@@ -446,6 +446,14 @@ describe('planDisruption', () => {
       expect(plan.decisions.map((d) => [d.candidate.nodeName, d.allowed, d.budget.message])).toEqual([
         ['a', false, 'NodePool/general budgets[0] (nodes: 1) blocks: 1 of 2 node(s) at once, 1 already disrupting'],
       ]);
+      // Drifted itself, the NotReady node is no exception: it holds no slot, so it may not take one either.
+      const sickDrifted = clusterNode('sick', 'ami-old', 3, [web('s1')]);
+      sickDrifted.node.status = { ...sickDrifted.node.status, conditions: [{ type: 'Ready', status: 'False' }] };
+      const both = planDisruption(input([nodes[0] as ClusterNode, sickDrifted], pool([{ nodes: '1' }])));
+      expect(both.decisions.map((d) => [d.candidate.nodeName, d.allowed])).toEqual([
+        ['a', false],
+        ['sick', false],
+      ]);
     });
 
     it('nodepool.go GetAllowedDisruptionsByReason: a budget with reasons: [] limits no reason', () => {
