@@ -2,7 +2,8 @@
 // against the 400 synthetic types and against the built-in us-east-1 catalog, and the mixed workloads
 // of issue 10 (GPU + CPU, zone spread, hostname anti-affinity, selectors, two NodePools). Prints pods/s,
 // nodes, price, the ratio to the LP lower bound and to the Karpenter reference (bench/reference.ts,
-// up to REFERENCE_MAX_PODS pods), then the runtime benchmark and the Lambda bundles (bench/bundles.ts).
+// up to REFERENCE_MAX_PODS pods), then the runtime, burst and scale benchmarks and the Lambda bundles
+// (bench/bundles.ts).
 // Only `solve` is timed, as upstream times only Scheduler.Solve; pods and instance types are built
 // before the clock starts.
 //
@@ -332,6 +333,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     await runRuntimeBenchmarks(record);
     const { runBurstBenchmarks } = await import('./burst');
     await runBurstBenchmarks(record);
+    const { runScaleBenchmark } = await import('./scale');
+    await runScaleBenchmark(record);
     // Loaded here: the tests that import this module's helpers need no bundler.
     const { runBundleBenchmark } = await import('./bundles');
     await runBundleBenchmark(record);

@@ -16,6 +16,7 @@ import type { EKSApi } from '../providers/ports';
 import { HttpEventRecorder } from './events';
 import { type RetryPolicy, Transport, type TransportOptions } from './http';
 import { HttpKarpenterObjects } from './karpenter';
+import { slimNode, slimPod } from './slim';
 import { type CredentialsSource, eksTokenSource, type TokenSource } from './token';
 import {
   type EvictionOutcome,
@@ -88,19 +89,19 @@ export class HttpKubeClient implements KubeClient {
   }
 
   listPods(options: ListOptions = {}): Promise<ObjectList<Pod>> {
-    return this.list<Pod>('/api/v1/pods', options);
+    return this.list<Pod>('/api/v1/pods', options, slimPod);
   }
 
   watchPods(options: WatchOptions, onEvent: (event: WatchEvent<Pod>) => void): Promise<WatchResult> {
-    return this.watch('/api/v1/pods', options, onEvent);
+    return this.watch<Pod>('/api/v1/pods', options, (event) => onEvent(slimEvent(event, slimPod)));
   }
 
   listNodes(options: ListOptions = {}): Promise<ObjectList<Node>> {
-    return this.list<Node>('/api/v1/nodes', options);
+    return this.list<Node>('/api/v1/nodes', options, slimNode);
   }
 
   watchNodes(options: WatchOptions, onEvent: (event: WatchEvent<Node>) => void): Promise<WatchResult> {
-    return this.watch('/api/v1/nodes', options, onEvent);
+    return this.watch<Node>('/api/v1/nodes', options, (event) => onEvent(slimEvent(event, slimNode)));
   }
 
   async getNode(name: string): Promise<Node | undefined> {
@@ -247,8 +248,11 @@ export class HttpKubeClient implements KubeClient {
     });
   }
 
-  /** Follows `continue` to the end; an expired continue token restarts the list once. */
-  private async list<T>(path: string, options: ListOptions): Promise<ObjectList<T>> {
+  /**
+   * Follows `continue` to the end; an expired continue token restarts the list once. `slim` strips
+   * each item as its page is parsed (slim.ts), so a list never holds more than a page of full objects.
+   */
+  private async list<T>(path: string, options: ListOptions, slim?: (item: T) => T): Promise<ObjectList<T>> {
     const items: T[] = [];
     let resourceVersion = '';
     let next: string | undefined;
@@ -279,7 +283,7 @@ export class HttpKubeClient implements KubeClient {
         throw new Error(`GET ${path}: the answer is not a list (no items array); is the endpoint an API server?`);
       }
       // One push per item: spreading a page of thousands into push() can overflow the stack.
-      for (const item of page.items) items.push(item);
+      for (const item of page.items) items.push(slim ? slim(item) : item);
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       next = page.metadata?.continue || undefined;
       if (next === undefined) return { items, resourceVersion };
@@ -322,6 +326,11 @@ export class HttpKubeClient implements KubeClient {
       clearTimeout(timer);
     }
   }
+}
+
+/** A watch event's object stripped as a listed one is; a BOOKMARK carries no object worth keeping. */
+function slimEvent<T>(event: WatchEvent<T>, slim: (item: T) => T): WatchEvent<T> {
+  return event.type === 'BOOKMARK' ? event : { type: event.type, object: slim(event.object) };
 }
 
 let eventCounter = 0;
