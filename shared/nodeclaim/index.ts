@@ -105,6 +105,22 @@ function offeredCapacityTypes(requirements: Requirements, instanceTypes: readonl
 }
 
 /**
+ * The requirements with `karpenter.sh/capacity-type In [what the types offer]` added, and the
+ * capacity type the fleet request uses: reserved, else spot, else on-demand (AWS getCapacityType).
+ */
+export function launchCapacity(
+  claimRequirements: readonly NodeSelectorRequirementWithMinValues[],
+  instanceTypes: readonly InstanceType[],
+): { requirements: NodeSelectorRequirementWithMinValues[]; capacityType: CapacityType } {
+  let requirements = Requirements.from(claimRequirements.map(requirementFrom));
+  const capacityTypes = offeredCapacityTypes(requirements, instanceTypes);
+  if (capacityTypes.length > 0) requirements = requirements.add(requirementIn(LABEL_CAPACITY_TYPE, ...capacityTypes));
+  // With nothing offered (all marked unavailable since planning) the fleet request fails as on-demand,
+  // which is what upstream's getCapacityType falls back to as well.
+  return { requirements: requirements.toNodeSelectorRequirements(), capacityType: capacityTypes[0] ?? 'on-demand' };
+}
+
+/**
  * Turns a planned claim into its launch: deterministic name, labels, userData labels, taints,
  * requirements, instance types and capacity type. Throws when the NodePool does not match the claim,
  * which is a caller bug rather than bad input.
@@ -121,12 +137,7 @@ export function nodeClaimFromPlan(input: NodeClaimInput): NodeClaimLaunch {
     [LABEL_NODEPOOL]: nodePool.metadata.name,
     [LABEL_NODECLASS]: nodeClass.metadata.name,
   };
-  let requirements = Requirements.from(claim.requirements.map(requirementFrom));
-  const capacityTypes = offeredCapacityTypes(requirements, claim.instanceTypes);
-  if (capacityTypes.length > 0) requirements = requirements.add(requirementIn(LABEL_CAPACITY_TYPE, ...capacityTypes));
-  // With nothing offered (all marked unavailable since planning) the fleet request fails as on-demand,
-  // which is what upstream's getCapacityType falls back to as well.
-  const capacityType = capacityTypes[0] ?? 'on-demand';
+  const { requirements, capacityType } = launchCapacity(claim.requirements, claim.instanceTypes);
   const family = resolveAMIFamily(nodeClass) ?? 'Custom';
   return {
     name: nodeClaimName(nodePool.metadata.name, input.seed),
@@ -136,7 +147,7 @@ export function nodeClaimFromPlan(input: NodeClaimInput): NodeClaimLaunch {
     userDataLabels: nodeLabels(family, labels, capacityType),
     taints: [...(template.spec.taints ?? [])],
     startupTaints: [...(template.spec.startupTaints ?? [])],
-    requirements: requirements.toNodeSelectorRequirements(),
+    requirements,
     instanceTypes: claim.instanceTypes,
     capacityType,
   };

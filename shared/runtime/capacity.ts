@@ -6,12 +6,20 @@
 // only those of this batch, so a burst split over two decisions cannot fill one claim twice). A claim
 // marked for deletion is not offered. An uninitialized node is offered as such with the claim's
 // startup taints, so the packer looks past those and the known ephemeral taints, which go away on
-// their own (statenode.go Taints()), and with the DaemonSet pods that have not reached it yet. Pure.
+// their own (statenode.go Taints()), and with the DaemonSet pods that have not reached it yet. A
+// claim an earlier decision recorded and nominated but had no time left to launch is offered too,
+// from its record, so its pods are not planned again while the decision launches it. Pure.
 
 import type { Node, Pod } from '../apis/core/v1';
-import { LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_ZONE } from '../apis/v1/labels';
+import {
+  LABEL_CAPACITY_TYPE,
+  LABEL_HOSTNAME,
+  LABEL_INSTANCE_TYPE,
+  LABEL_NODEPOOL,
+  LABEL_ZONE,
+} from '../apis/v1/labels';
 import type { NodePool, Taint } from '../apis/v1/types';
-import { KUBE } from '../contracts';
+import { KUBE, REGISTRATION_TTL_MS } from '../contracts';
 import { resourceAmounts } from '../instancetypes/capacity';
 import type { InstanceType, Resources } from '../instancetypes/types';
 import { isMarkedForDeletion, type NodeClaimRecord } from '../nodeclaim/record';
@@ -19,6 +27,7 @@ import type { Nomination } from '../providers/state';
 import type { ExistingNode } from '../scheduling';
 import { toExistingNodes } from '../workloads/nodes';
 import { type ClaimInstance, instanceIdFromProviderID } from './instances';
+import { LAUNCH_BATCH_ANNOTATION } from './launch-batches';
 import { controllerKind, deletionTimestamp, podUid } from './objects';
 
 export interface CapacityInput {
@@ -35,6 +44,8 @@ export interface CapacityInput {
   pods: readonly Pod[];
   /** DaemonSet pod templates: what an uninitialized node will still run. */
   daemonSets: readonly Pod[];
+  /** Epoch ms: how old an unlaunched record is. */
+  now: number;
 }
 
 /** One live NodeClaim offered to the packer. */
@@ -45,6 +56,11 @@ export interface ClaimCapacity {
   /** Its Node is initialized: the kube-scheduler can bind there now. */
   initialized: boolean;
   node: ExistingNode;
+  /**
+   * Recorded by an earlier decision and not launched yet (its invocation ended first): this decision
+   * launches it from the record, and its nominated pods are not planned again.
+   */
+  unlaunched?: { record: NodeClaimRecord; pods: Pod[] };
 }
 
 export interface ExistingCapacity {
@@ -194,5 +210,74 @@ export function existingCapacity(input: CapacityInput): ExistingCapacity {
       ...offered,
     });
   }
+  const liveClaims = new Set(input.live.map((i) => i.nodeClaimName));
+  for (const record of input.records) {
+    if (liveClaims.has(record.metadata.name)) continue;
+    const offered = unlaunchedClaim(input, record, nominationByClaim.get(record.metadata.name), podsByUid);
+    if (!offered) continue;
+    for (const pod of offered.unlaunched?.pods ?? []) held.add(podUid(pod));
+    claims.push(offered);
+  }
   return { claims, held };
+}
+
+/**
+ * How old an unlaunched record may be and still be launched: gc deletes a record without an instance
+ * at the registration TTL, and a launch begun close to that could lose its record under it. An older
+ * one is left to gc, and its pods are planned again.
+ */
+export const UNLAUNCHED_RECORD_MAX_AGE_MS = REGISTRATION_TTL_MS - 5 * 60_000;
+
+/**
+ * A record a provision decision wrote (it names its launch batch) whose launch has not happened, as
+ * in-flight capacity: its labels and taints, what the smallest of its candidate types can hold (any
+ * of them may launch), its nominated pods. Drift's replacements carry no batch and are not ours to
+ * launch; a record without its nomination is one whose decision never got to its pods.
+ */
+function unlaunchedClaim(
+  input: CapacityInput,
+  record: NodeClaimRecord,
+  nomination: Nomination | undefined,
+  podsByUid: ReadonlyMap<string, Pod>,
+): ClaimCapacity | undefined {
+  if (record.metadata.annotations[LAUNCH_BATCH_ANNOTATION] === undefined) return undefined;
+  if (record.status.providerID !== undefined || isMarkedForDeletion(record) || !nomination) return undefined;
+  if (!(input.now - Date.parse(record.metadata.creationTimestamp) < UNLAUNCHED_RECORD_MAX_AGE_MS)) return undefined;
+  const nodePool = record.metadata.labels[LABEL_NODEPOOL];
+  if (!nodePool || !input.nodePools.some((p) => p.metadata.name === nodePool)) return undefined;
+  const typeRequirement = record.spec.requirements.find((r) => r.key === LABEL_INSTANCE_TYPE);
+  const names = new Set(typeRequirement?.operator === 'In' ? (typeRequirement.values ?? []) : []);
+  const allocatable = smallestAllocatable((input.instanceTypes[nodePool] ?? []).filter((t) => names.has(t.name)));
+  if (!allocatable) return undefined;
+  const pods = nomination.podUids.flatMap((uid) => {
+    const pod = podsByUid.get(uid);
+    return pod && isUnboundLive(pod) && controllerKind(pod) !== 'DaemonSet' ? [pod] : [];
+  });
+  const name = record.metadata.name;
+  return {
+    nodeClaimName: name,
+    nodePool,
+    nomination,
+    initialized: false,
+    node: {
+      name,
+      labels: { ...record.metadata.labels, [LABEL_HOSTNAME]: name },
+      taints: record.spec.taints,
+      allocatable,
+      pods: [...pods, ...input.daemonSets],
+      inFlight: true,
+    },
+    unlaunched: { record, pods },
+  };
+}
+
+/** Per resource, the least any of the types has: what the claim holds whichever type launches. */
+function smallestAllocatable(types: readonly InstanceType[]): Resources | undefined {
+  const [first, ...rest] = types;
+  if (!first) return undefined;
+  const out: Resources = { ...first.allocatable };
+  for (const type of rest) {
+    for (const key of Object.keys(out)) out[key] = Math.min(out[key] ?? 0, type.allocatable[key] ?? 0);
+  }
+  return out;
 }

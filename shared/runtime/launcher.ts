@@ -8,7 +8,7 @@
 
 import type { EC2NodeClass } from '../apis/v1/types';
 import { DEFAULT_LAUNCH_CONCURRENCY } from '../contracts';
-import { launchClaimFromPlan } from '../launch/claim';
+import { launchClaimFromPlan, launchClaimFromRecord } from '../launch/claim';
 import type { LaunchClaim } from '../launch/request';
 import { nodeClaimFromPlan } from '../nodeclaim';
 import { launchedRecord, launchRecord } from '../nodeclaim/launch-record';
@@ -25,8 +25,14 @@ import {
 } from '../providers/instance';
 import type { BatchingInstanceLauncher, BatchLaunched } from '../providers/instance/batch';
 import type { NodeClaimStore } from '../providers/state';
-import { LAUNCH_BATCH_ANNOTATION, planLaunchBatches } from './launch-batches';
-import type { ClaimLauncher, ClaimLaunchResult, LaunchAllOptions, NodeClaimToLaunch } from './provision';
+import { LAUNCH_BATCH_ANNOTATION, launchBatchId, planLaunchBatches } from './launch-batches';
+import type {
+  ClaimLauncher,
+  ClaimLaunchResult,
+  LaunchAllOptions,
+  NodeClaimToLaunch,
+  RecordedClaimToLaunch,
+} from './provision';
 
 /** How long a resolved node class is reused: subnets' free IPs and AMIs change slowly. */
 export const NODECLASS_CACHE_TTL_MS = 60_000;
@@ -125,11 +131,23 @@ export class AwsClaimLauncher implements ClaimLauncher {
     options: LaunchAllOptions = {},
   ): Promise<ClaimLaunchResult[]> {
     const { launchBatch, tagClaim } = this.deps.launcher;
-    if (!launchBatch || !tagClaim) {
-      return mapLimit(requests, options.concurrency ?? 8, async (r) => this.settleOne(r, () => this.launch(r)));
-    }
     const results: ClaimLaunchResult[] = [];
-    const prepared: Prepared[] = [];
+    // Claims earlier invocations recorded go first: their pods have waited longest.
+    const byBatch = new Map<string, Member[]>();
+    for (const entry of this.recorded(options.recorded ?? [], results)) {
+      const id = entry.record.metadata.annotations[LAUNCH_BATCH_ANNOTATION] ?? entry.member.claim.nodeClaimName;
+      pushTo(byBatch, id, entry);
+    }
+    if (!launchBatch || !tagClaim) {
+      // Without batching every recorded claim launches alone, then the planned ones one by one.
+      const concurrency = options.concurrency ?? 8;
+      const earlier = await mapLimit([...byBatch.values()].flat(), concurrency, (m) =>
+        this.launchMembers(m.member.claim.nodeClaimName, [m]),
+      );
+      const planned = await mapLimit(requests, concurrency, (r) => this.settleOne(r, () => this.launch(r)));
+      return [...results, ...earlier.flat(), ...planned];
+    }
+    const prepared: PlannedMember[] = [];
     for (const request of requests) {
       try {
         prepared.push(this.prepare(request));
@@ -152,11 +170,13 @@ export class AwsClaimLauncher implements ClaimLauncher {
       },
     );
     // A redelivered claim keeps the batch its record names: that is where its instance may be.
-    const byBatch = new Map<string, { member: Prepared; record: NodeClaimRecord }[]>();
     for (const entry of written) {
       if (!entry) continue;
-      const id = entry.record.metadata.annotations[LAUNCH_BATCH_ANNOTATION] ?? entry.member.claim.nodeClaimName;
-      byBatch.set(id, [...(byBatch.get(id) ?? []), entry]);
+      pushTo(
+        byBatch,
+        entry.record.metadata.annotations[LAUNCH_BATCH_ANNOTATION] ?? entry.member.claim.nodeClaimName,
+        entry,
+      );
     }
     const remaining = options.remainingMs ?? (() => Number.POSITIVE_INFINITY);
     const batches = [...byBatch.entries()];
@@ -173,13 +193,28 @@ export class AwsClaimLauncher implements ClaimLauncher {
     return [...results, ...launched.flat()];
   }
 
-  private prepare(request: NodeClaimToLaunch): Prepared {
+  /** Recorded claims as batch members, their launch rebuilt from the record (the ones that cannot be, failed). */
+  private recorded(claims: readonly RecordedClaimToLaunch[], results: ClaimLaunchResult[]): Member[] {
+    const out: Member[] = [];
+    for (const { nodeClaimName, nodePool, record, instanceTypes } of claims) {
+      try {
+        const nodeClass = this.nodeClassOf(nodePool);
+        const claim = launchClaimFromRecord({ record, nodePool, nodeClass, instanceTypes });
+        out.push({ member: { nodeClass, claim }, record });
+      } catch (error) {
+        results.push({ nodeClaimName, error });
+      }
+    }
+    return out;
+  }
+
+  private prepare(request: NodeClaimToLaunch): PlannedMember {
     const { nodeClaimName, nodePool, claim } = request;
     const nodeClass = this.nodeClassOf(nodePool);
     return { request, nodeClass, claim: launchClaimFromPlan({ nodeClaimName, claim, nodePool, nodeClass }) };
   }
 
-  private recordOf({ request, nodeClass }: Prepared): NodeClaimRecord {
+  private recordOf({ request, nodeClass }: PlannedMember): NodeClaimRecord {
     const { nodeClaimName, nodePool, claim } = request;
     const shaped = nodeClaimFromPlan({ claim, nodePool, nodeClass, seed: nodeClaimName });
     return launchRecord({
@@ -192,13 +227,10 @@ export class AwsClaimLauncher implements ClaimLauncher {
   }
 
   /** One batch: its launched members recorded and tagged, the others with their error. */
-  private async launchMembers(
-    batchId: string,
-    members: readonly { member: Prepared; record: NodeClaimRecord }[],
-  ): Promise<ClaimLaunchResult[]> {
+  private async launchMembers(batchId: string, members: readonly Member[]): Promise<ClaimLaunchResult[]> {
     const { launchBatch, tagClaim } = this.deps.launcher;
     const first = members[0];
-    if (!first || !launchBatch || !tagClaim) return [];
+    if (!first) return [];
     const done: ClaimLaunchResult[] = [];
     const toLaunch = members.filter(({ member, record }) => {
       const id = instanceIdOfRecord(record);
@@ -208,18 +240,22 @@ export class AwsClaimLauncher implements ClaimLauncher {
       return false;
     });
     if (toLaunch.length === 0) return done;
+    // A batch of one launches with the claim's own tags and token; what is left of a larger batch
+    // launches as that batch, which adopts what an earlier attempt launched under the batch's tag.
+    const only = toLaunch.length === 1 ? toLaunch[0] : undefined;
+    const alone = only !== undefined && batchId === launchBatchId([only.member.claim.nodeClaimName]);
     let outcome: Map<string, BatchLaunched | Error>;
     try {
       const resolved = await this.resolve(first.member.nodeClass);
-      outcome =
-        toLaunch.length === 1
-          ? await this.single(first.member)
-          : await launchBatch.call(
-              this.deps.launcher,
-              toLaunch.map(({ member }) => member.claim),
-              resolved,
-              batchId,
-            );
+      if (only && (alone || !launchBatch)) outcome = await this.single(only.member);
+      else if (launchBatch) {
+        outcome = await launchBatch.call(
+          this.deps.launcher,
+          toLaunch.map(({ member }) => member.claim),
+          resolved,
+          batchId,
+        );
+      } else throw new Error('this launcher cannot launch several claims as one batch');
     } catch (error) {
       return [...done, ...toLaunch.map(({ member }) => ({ nodeClaimName: member.claim.nodeClaimName, error }))];
     }
@@ -235,7 +271,13 @@ export class AwsClaimLauncher implements ClaimLauncher {
         }
         try {
           await this.recordLaunch(record, got, member.claim.instanceTypes);
-          if (!got.tagged) await tagClaim.call(this.deps.launcher, got.instanceId, name, member.nodeClass);
+          if (!got.tagged) {
+            if (!tagClaim)
+              throw new Error(
+                `NodeClaim ${name}: instance ${got.instanceId} needs its tags, and this launcher cannot tag`,
+              );
+            await tagClaim.call(this.deps.launcher, got.instanceId, name, member.nodeClass);
+          }
           const { tagged: _tagged, ...instance } = got;
           return { nodeClaimName: name, launched: instance };
         } catch (error) {
@@ -320,9 +362,24 @@ export class AwsClaimLauncher implements ClaimLauncher {
 }
 
 interface Prepared {
-  request: NodeClaimToLaunch;
+  /** Absent for a claim launched from its record. */
+  request?: NodeClaimToLaunch;
   nodeClass: EC2NodeClass;
   claim: LaunchClaim;
+}
+
+/** A batch member with its record. */
+interface Member {
+  member: Prepared;
+  record: NodeClaimRecord;
+}
+
+type PlannedMember = Prepared & { request: NodeClaimToLaunch };
+
+function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 function withAnnotation(record: NodeClaimRecord, key: string, value: string): NodeClaimRecord {

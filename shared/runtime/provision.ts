@@ -3,7 +3,9 @@
 // (cluster-read.ts) and plans only the named pods the API server still has pending and marked
 // Unschedulable, with their volumes' topology, around everything our live claims already carry
 // (capacity.ts). Pods nominated to a live claim are not planned again; claim names derive from the
-// decision so a redelivered batch re-finds its instances instead of launching twice. Serial per
+// decision so a redelivered batch re-finds its instances instead of launching twice. Claims are
+// nominated and recorded before they launch (provision-launch.ts): what an invocation has no time
+// left to launch, the next one launches from its records, with the claims it plans. Serial per
 // cluster (SQS FIFO, one message group), so no two decisions race. A failed read of the cluster
 // throws before anything launches: the batch comes back whole.
 
@@ -13,10 +15,11 @@ import { METRIC, REGISTRATION_TTL_MS } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
 import { settleReservations } from '../launch/reservations';
 import { nodeClaimName as generatedName } from '../nodeclaim';
+import type { NodeClaimRecord } from '../nodeclaim/record';
 import { capacityFromCatalog, nodePoolUsage } from '../nodeclaim/usage';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
-import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../providers/instance';
+import type { LaunchedInstance } from '../providers/instance';
 import type { NodeClaimStore, StateStore, UnschedulableState } from '../providers/state';
 import { type PlannedNodeClaim, podKey, type SchedulingResult, solve, type UnschedulablePod } from '../scheduling';
 import { volumeTopology } from '../scheduling/volumetopology';
@@ -25,6 +28,7 @@ import { type ClusterReader, type IgnoredPod, pendingInCluster, readCluster, rea
 import type { ClaimInstances } from './instances';
 import { splitLaunchedDetail } from './launched-events';
 import { podUid } from './objects';
+import { launchDecision, type RecordedLaunch } from './provision-launch';
 import type { Telemetry } from './telemetry';
 import { recordUnschedulable } from './unschedulable';
 
@@ -57,11 +61,22 @@ export type ClaimLaunchResult =
   /** Not started before the invocation neared its end: its record waits for the next one. */
   | { nodeClaimName: string; deferred: true };
 
+/** A claim an earlier decision recorded and did not launch: launched from its record, not planned again. */
+export interface RecordedClaimToLaunch {
+  nodeClaimName: string;
+  nodePool: NodePool;
+  record: NodeClaimRecord;
+  /** Its NodePool's instance types as this decision resolved them (the record names which it may launch). */
+  instanceTypes: InstanceType[];
+}
+
 export interface LaunchAllOptions {
   /** Milliseconds this invocation has left (Lambda's getRemainingTimeInMillis). */
   remainingMs?: () => number;
   /** Launches (batches, where the launcher batches) in flight at once. */
   concurrency?: number;
+  /** Claims earlier decisions recorded and did not launch: launched first, in the batches their records name. */
+  recorded?: readonly RecordedClaimToLaunch[];
 }
 
 /** Turns a planned claim into an instance (shared/providers/instance under the hood). */
@@ -107,7 +122,7 @@ export interface ProvisionDeps extends Telemetry {
   instances: Pick<ClaimInstances, 'live'>;
   /** Read access to the API server: pods, nodes, and the volume objects of pods that mount claims. */
   kube: ClusterReader;
-  state: Pick<StateStore, 'nominations' | 'nominate'>;
+  state: Pick<StateStore, 'nominations' | 'nominate' | 'releaseNomination'>;
   /** The NodeClaim records: what every claim was launched as, and what counts against NodePool limits. */
   records: Pick<NodeClaimStore, 'nodeClaims'>;
   launcher: ClaimLauncher;
@@ -155,103 +170,6 @@ export function nodeClaimName(nodePool: string, observedAt: string, podUids: rea
  */
 export const INITIALIZED_NODE_NOMINATION_MS = 60_000;
 
-function priceOf(claim: PlannedNodeClaim, launched: LaunchedInstance): number {
-  const type = claim.instanceTypes.find((t) => t.name === launched.instanceType);
-  const offering = type?.offerings.find((o) => o.zone === launched.zone && o.capacityType === launched.capacityType);
-  return offering?.price ?? claim.offering.price;
-}
-
-/** The launches of a decision: batched where the launcher batches, else a few claims at a time. */
-async function launchClaims(
-  deps: ProvisionDeps,
-  requests: readonly NodeClaimToLaunch[],
-  options: ProvisionOptions,
-): Promise<ClaimLaunchResult[]> {
-  if (deps.launcher.launchAll) {
-    return deps.launcher.launchAll(requests, {
-      ...(options.remainingMs ? { remainingMs: options.remainingMs } : {}),
-      ...(deps.launchConcurrency !== undefined ? { concurrency: deps.launchConcurrency } : {}),
-    });
-  }
-  const out: ClaimLaunchResult[] = [];
-  const size = deps.launchConcurrency ?? 8;
-  for (let i = 0; i < requests.length; i += size) {
-    const slice = requests.slice(i, i + size);
-    out.push(
-      ...(await Promise.all(
-        slice.map(async (r): Promise<ClaimLaunchResult> => {
-          try {
-            return { nodeClaimName: r.nodeClaimName, launched: await deps.launcher.launch(r) };
-          } catch (error) {
-            return { nodeClaimName: r.nodeClaimName, error };
-          }
-        }),
-      )),
-    );
-  }
-  return out;
-}
-
-async function settleLaunched(
-  deps: ProvisionDeps,
-  detail: NodeClaimsLaunchedDetail,
-  claim: PlannedNodeClaim,
-  name: string,
-  launched: LaunchedInstance,
-  expiresAt: number,
-): Promise<void> {
-  const uids = claim.pods.map(podUid);
-  const fields = { nodeclaim: name, nodePool: claim.nodePool, pods: uids.length };
-  if (!launched.existing) {
-    deps.metrics.record(METRIC.launches, 'Count', 1, { capacityType: launched.capacityType });
-  }
-  const nominated = await deps.state.nominate({
-    nodeClaimName: name,
-    nodePool: claim.nodePool,
-    podUids: uids,
-    expiresAt,
-  });
-  if (!nominated) deps.log.warn('pods already nominated elsewhere', fields);
-  detail.nodeClaims.push({
-    nodeClaimName: name,
-    nodePool: claim.nodePool,
-    instanceId: launched.instanceId,
-    instanceType: launched.instanceType,
-    zone: launched.zone,
-    capacityType: launched.capacityType,
-    price: priceOf(claim, launched),
-    pods: claim.pods.map(podKey),
-    existing: launched.existing,
-  });
-  deps.log.info(launched.existing ? 'nodeclaim already launched' : 'nodeclaim launched', {
-    ...fields,
-    instanceId: launched.instanceId,
-    instanceType: launched.instanceType,
-    zone: launched.zone,
-    capacityType: launched.capacityType,
-  });
-}
-
-function settleFailed(
-  deps: ProvisionDeps,
-  detail: NodeClaimsLaunchedDetail,
-  claim: PlannedNodeClaim,
-  name: string,
-  error: unknown,
-  retryable: string[],
-): void {
-  const capacity = error instanceof InsufficientCapacityError;
-  if (capacity) deps.metrics.record(METRIC.capacityErrors, 'Count', 1, { nodePool: claim.nodePool });
-  if (!capacity && !(error instanceof LaunchError)) retryable.push(`${name}: ${errorMessage(error)}`);
-  deps.log.error('nodeclaim launch failed', {
-    nodeclaim: name,
-    nodePool: claim.nodePool,
-    pods: claim.pods.length,
-    error: errorMessage(error),
-  });
-  for (const pod of claim.pods) detail.unschedulable.push({ pod: podKey(pod), reasons: [errorMessage(error)] });
-}
-
 interface Decision {
   result: SchedulingResult;
   capacity: ClaimCapacity[];
@@ -259,6 +177,7 @@ interface Decision {
   pending: number;
   alreadyNominated: number;
   priceSource: string;
+  instanceTypes: Record<string, InstanceType[]>;
 }
 
 const EMPTY_RESULT: SchedulingResult = { nodeClaims: [], existingNodes: [], unschedulable: [], totalPrice: 0 };
@@ -295,6 +214,7 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
     nodes: cluster.nodes,
     pods: cluster.pods,
     daemonSets: batch.daemonSets,
+    now: deps.clock(),
   });
   const unheld = pending.filter((p) => !held.has(podUid(p)));
   const volumes = await read('volumes', () => readVolumes(deps.kube, unheld));
@@ -340,6 +260,7 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
     pending: pending.length,
     alreadyNominated: pending.length - unheld.length,
     priceSource: types.priceSource,
+    instanceTypes: types.byNodePool,
   };
 }
 
@@ -366,6 +287,33 @@ async function announce(deps: ProvisionDeps, detail: NodeClaimsLaunchedDetail): 
   if (failed > 0) deps.metrics.record(METRIC.actionFailures, 'Count', failed);
 }
 
+/** The claims earlier decisions recorded and did not launch, with every pod now nominated to them. */
+function recordedLaunches(
+  deps: ProvisionDeps,
+  capacity: readonly ClaimCapacity[],
+  placed: SchedulingResult['existingNodes'],
+  nominatedTo: ReadonlyMap<string, string[]>,
+  instanceTypes: Record<string, InstanceType[]>,
+): RecordedLaunch[] {
+  const out: RecordedLaunch[] = [];
+  for (const c of capacity) {
+    const nodePool = deps.nodePools.find((p) => p.metadata.name === c.nodePool);
+    if (!c.unlaunched || !nodePool) continue;
+    const added = placed.find((p) => p.name === c.node.name)?.pods ?? [];
+    out.push({
+      claim: {
+        nodeClaimName: c.nodeClaimName,
+        nodePool,
+        record: c.unlaunched.record,
+        instanceTypes: instanceTypes[c.nodePool] ?? [],
+      },
+      podUids: nominatedTo.get(c.nodeClaimName) ?? c.nomination?.podUids ?? [],
+      pods: [...c.unlaunched.pods, ...added].map(podKey),
+    });
+  }
+  return out;
+}
+
 /** Plans and launches for one batch; throws RetryableProvisionError when the batch should come back. */
 export async function provision(
   deps: ProvisionDeps,
@@ -373,7 +321,10 @@ export async function provision(
   options: ProvisionOptions = {},
 ): Promise<ProvisionReport> {
   const started = deps.clock();
-  const { result, capacity, ignored, pending, alreadyNominated, priceSource } = await decide(deps, batch);
+  const { result, capacity, ignored, pending, alreadyNominated, priceSource, instanceTypes } = await decide(
+    deps,
+    batch,
+  );
   const decisionMs = deps.clock() - started;
   deps.metrics.record(METRIC.decisionLatency, 'Milliseconds', decisionMs);
   deps.metrics.record(METRIC.podsPerDecision, 'Count', pending);
@@ -389,6 +340,7 @@ export async function provision(
     pending,
     alreadyNominated,
     existingClaims: capacity.length,
+    recordedToLaunch: capacity.filter((c) => c.unlaunched).length,
     nodeClaims: result.nodeClaims.length,
     unschedulable: result.unschedulable.length,
     priceSource,
@@ -414,10 +366,12 @@ export async function provision(
 
   // Pods the scheduler put on live claims join those claims' nominations, so the next decision
   // counts them there until they bind.
+  const nominatedTo = new Map<string, string[]>();
   for (const placed of result.existingNodes) {
     const claim = capacity.find((c) => c.node.name === placed.name);
     if (!claim) continue;
     const uids = [...(claim.nomination?.podUids ?? []), ...placed.pods.map(podUid)];
+    nominatedTo.set(claim.nodeClaimName, uids);
     await deps.state.nominate({
       nodeClaimName: claim.nodeClaimName,
       nodePool: claim.nodePool,
@@ -427,26 +381,14 @@ export async function provision(
     detail.inFlight.push({ nodeClaimName: claim.nodeClaimName, pods: placed.pods.map(podKey) });
   }
 
-  const retryable: string[] = [];
-  const requests: NodeClaimToLaunch[] = [];
-  const claimOf = new Map<string, PlannedNodeClaim>();
+  const planned: NodeClaimToLaunch[] = [];
   for (const claim of result.nodeClaims) {
     const name = nodeClaimName(claim.nodePool, batch.observedAt, claim.pods.map(podUid));
     const nodePool = deps.nodePools.find((p) => p.metadata.name === claim.nodePool);
-    if (!nodePool) continue;
-    requests.push({ nodeClaimName: name, nodePool, claim });
-    claimOf.set(name, claim);
+    if (nodePool) planned.push({ nodeClaimName: name, nodePool, claim });
   }
-  const launched = await launchClaims(deps, requests, options);
-  let deferred = 0;
-  for (const outcome of launched) {
-    const claim = claimOf.get(outcome.nodeClaimName);
-    if (!claim) continue;
-    if ('deferred' in outcome) deferred++;
-    else if ('launched' in outcome)
-      await settleLaunched(deps, detail, claim, outcome.nodeClaimName, outcome.launched, expiresAt);
-    else settleFailed(deps, detail, claim, outcome.nodeClaimName, outcome.error, retryable);
-  }
+  const recorded = recordedLaunches(deps, capacity, result.existingNodes, nominatedTo, instanceTypes);
+  const { deferred, retryable } = await launchDecision(deps, detail, { planned, recorded, expiresAt }, options);
   await announce(deps, detail);
   if (deferred > 0) {
     throw new LaunchesPendingError(

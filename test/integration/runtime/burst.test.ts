@@ -2,7 +2,7 @@
 // NodeClaims launch as one CreateFleet with their combined target capacity, each claim gets its own
 // instance and its karpenter.sh/nodeclaim tag after the launch, a redelivered batch launches
 // nothing, and a decision cut short by the invocation's end is finished by the next invocation
-// from the records it wrote first, with no instance launched twice.
+// from the records it wrote first (its pods not planned again), with no instance launched twice.
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -201,11 +201,16 @@ describe('burst launches on moto', () => {
     expect((await ourInstances()).length - before).toBe(ofThisDecision - waiting.length);
     expect((await fleets()).length - fleetsBefore).toBe(1);
 
+    // The next invocation gets the same pods under a new observation (the watcher's next notice):
+    // planning them again would name new claims; the records are the to-do list instead.
     const second = await provision(
-      event,
+      notice([...small, ...large], '2026-12-03T11:00:30.000Z'),
       context(() => 600_000),
     );
     expect(second.batchItemFailures).toEqual([]);
+    expect((await runtimes.provision.state.nodeClaims()).map((r) => r.metadata.name).sort()).toEqual(
+      records.map((r) => r.metadata.name).sort(),
+    );
     const after = await ourInstances();
     expect(after.length - before).toBe(ofThisDecision);
     expect((await fleets()).length - fleetsBefore).toBe(2);
@@ -214,5 +219,17 @@ describe('burst launches on moto', () => {
       const done = await runtimes.provision.state.getNodeClaim(record.metadata.name);
       expect(done?.status.providerID).toMatch(/^aws:\/\/\/us-west-2a\/i-/);
     }
+
+    // The first notice delivered again: nothing left to launch, nothing planned.
+    expect(
+      (
+        await provision(
+          event,
+          context(() => 600_000),
+        )
+      ).batchItemFailures,
+    ).toEqual([]);
+    expect(await ourInstances()).toHaveLength(after.length);
+    expect((await fleets()).length - fleetsBefore).toBe(2);
   }, 180_000);
 });
