@@ -1,7 +1,8 @@
 // The `-c` context values of the operational props: `reservedConcurrency=false`,
 // `noticeProducers=ARN,ARN`, and for clusters that have a node role and its access entry already
 // (a Karpenter user's): `nodeRole=NAME|ARN` and `nodeAccessEntries=false`; for private clusters:
-// `vpc=vpc-…`, `subnets=subnet-…,…`, `securityGroups=sg-…,…` and `isolatedVPC=true`. A value that
+// `vpc=vpc-…`, `subnets=subnet-…,…`, `securityGroups=sg-…,…` and `isolatedVPC=true`; for GitOps:
+// `configuration=cluster` (NodePools and EC2NodeClasses read from the API server). A value that
 // cannot mean anything fails synth naming the key.
 
 import type { Node } from 'constructs';
@@ -9,7 +10,7 @@ import type { ProvisionerProps } from './provisioner';
 
 export type OperationsContext = Pick<
   ProvisionerProps,
-  'reservedConcurrency' | 'noticeProducers' | 'nodeAccessEntries' | 'vpc' | 'isolatedVPC'
+  'reservedConcurrency' | 'noticeProducers' | 'nodeAccessEntries' | 'vpc' | 'isolatedVPC' | 'configuration'
 > & { nodeRole?: string };
 
 // IAM role names: 1-64 of letters, digits and +=,.@_- ; or a role ARN (paths allowed).
@@ -61,6 +62,15 @@ function vpcContext(node: Node): ProvisionerProps['vpc'] {
   };
 }
 
+function configurationContext(node: Node): OperationsContext['configuration'] {
+  const value: unknown = node.tryGetContext('configuration');
+  if (value === undefined) return undefined;
+  if (value === 'bundled' || value === 'cluster') return value;
+  throw new Error(
+    `context configuration is ${JSON.stringify(value)}: use -c configuration=cluster (NodePools and EC2NodeClasses from the API server) or -c configuration=bundled`,
+  );
+}
+
 export function operationsContext(node: Node): OperationsContext {
   const reservedConcurrency = booleanContext(node, 'reservedConcurrency');
   const noticeProducers = listContext(node, 'noticeProducers');
@@ -68,7 +78,9 @@ export function operationsContext(node: Node): OperationsContext {
   const nodeAccessEntries = booleanContext(node, 'nodeAccessEntries');
   const isolatedVPC = booleanContext(node, 'isolatedVPC');
   const vpc = vpcContext(node);
+  const configuration = configurationContext(node);
   return {
+    ...(configuration !== undefined ? { configuration } : {}),
     ...(vpc !== undefined ? { vpc } : {}),
     ...(isolatedVPC !== undefined ? { isolatedVPC } : {}),
     ...(nodeRole !== undefined ? { nodeRole } : {}),

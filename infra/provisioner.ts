@@ -134,6 +134,16 @@ export interface ProvisionerProps {
    */
   readonly isolatedVPC?: boolean;
   /**
+   * Where the functions read NodePools and EC2NodeClasses: `bundled` (the manifests given at synth,
+   * changed by `cdk deploy`) or `cluster` (the objects on the API server, changed by `kubectl apply`,
+   * Argo CD or Flux, read again within seconds; Karpenter's CRDs in infra/kubernetes/crds/ must be
+   * applied). With `cluster` the bundled manifests still serve while the CRDs are missing, seed the
+   * last valid version of each object, and decide the node roles and SSM parameters the functions
+   * may use: an EC2NodeClass applied later that names another role needs it in `nodeRole` or a deploy.
+   * @default 'bundled'
+   */
+  readonly configuration?: 'bundled' | 'cluster';
+  /**
    * Actions for every alarm (DLQ depth, function errors, queue age), e.g. an SNS topic action.
    * @default - alarms without actions
    */
@@ -147,6 +157,13 @@ export interface ProvisionerProps {
 
 /** The id of the launching functions' instance-tagging policy (a child of the function's construct). */
 export const INSTANCE_TAGGING_POLICY = 'InstanceTagging';
+
+/** The configuration prop, checked at synth (a JavaScript caller or a context value may pass anything). */
+function configurationSource(value: unknown): 'bundled' | 'cluster' {
+  if (value === undefined || value === 'bundled') return 'bundled';
+  if (value === 'cluster') return 'cluster';
+  throw new Error(`Provisioner configuration is ${JSON.stringify(value)}: use "bundled" or "cluster"`);
+}
 
 /** The launchConcurrency prop, checked at synth: a bad value fails `cdk synth`, not a launch. */
 function launchConcurrency(value: number | undefined): number {
@@ -248,6 +265,7 @@ export class Provisioner extends Construct {
       [ENV.stateTable]: this.table.tableName,
       [ENV.noticeBus]: this.queues.noticeBus.eventBusName,
       ...(isolated ? { [ENV.isolatedVPC]: 'true' } : {}),
+      ...(configurationSource(props.configuration) === 'cluster' ? { [ENV.configurationSource]: 'cluster' } : {}),
     };
     const reserve = props.reservedConcurrency ?? true;
     const fn = (fnId: string, timeout: Duration, memorySizeMiB: number, extra: Record<string, string> = {}) =>

@@ -8,7 +8,7 @@
 import type { Context } from 'aws-lambda';
 import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
-import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
+import { beforeActing } from '../../shared/runtime/deps/configuration';
 import { driftDeps } from '../../shared/runtime/deps/drift';
 import { type DriftDeps, type DriftReport, parseDriftTrigger, runDrift } from '../../shared/runtime/drift';
 import { buildRuntime } from '../../shared/runtime/environment';
@@ -48,5 +48,5 @@ const runtime = once(async () => buildRuntime());
 export const handler = createHandler(
   once(async () => driftDeps(await runtime(), tools.telemetry)),
   tools,
-  runningKarpenterGuard(runtime, tools.telemetry),
+  beforeActing(runtime, tools.telemetry),
 );

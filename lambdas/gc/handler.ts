@@ -19,7 +19,7 @@ import {
   respond,
   type SendResponse,
 } from '../../shared/providers/cfn-response';
-import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
+import { beforeActing } from '../../shared/runtime/deps/configuration';
 import { gcDeps, uninstallDeps } from '../../shared/runtime/deps/gc';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { type GcDeps, type GcReport, gcRunFailure, runGarbageCollection } from '../../shared/runtime/gc';
@@ -102,7 +102,7 @@ const runtime = once(async () => buildRuntime());
 const scheduled = createHandler(
   once(async () => gcDeps(await runtime(), tools.telemetry)),
   tools,
-  runningKarpenterGuard(runtime, tools.telemetry),
+  beforeActing(runtime, tools.telemetry),
 );
 const stackEvent = createStackEventHandler(
   once(async () => uninstallDeps(await runtime(), tools.telemetry)),

@@ -6,7 +6,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
-import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
+import { beforeActing } from '../../shared/runtime/deps/configuration';
 import { interruptionDeps } from '../../shared/runtime/deps/interruption';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { handleInterruption, type InterruptionDeps } from '../../shared/runtime/interruption';
@@ -54,5 +54,5 @@ const runtime = once(async () => buildRuntime());
 export const handler = createHandler(
   once(async () => interruptionDeps(await runtime(), tools.telemetry)),
   tools,
-  runningKarpenterGuard(runtime, tools.telemetry),
+  beforeActing(runtime, tools.telemetry),
 );

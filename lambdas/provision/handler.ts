@@ -6,7 +6,7 @@
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
-import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
+import { beforeActing } from '../../shared/runtime/deps/configuration';
 import { provisionDeps, provisionRetryQueue } from '../../shared/runtime/deps/provision';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { parseProvisionRecords } from '../../shared/runtime/notices';
@@ -75,5 +75,5 @@ export const handler = createHandler(
     queue ??= provisionRetryQueue();
     return queue;
   },
-  runningKarpenterGuard(runtime, tools.telemetry),
+  beforeActing(runtime, tools.telemetry),
 );

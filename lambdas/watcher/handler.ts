@@ -7,7 +7,7 @@
 import type { Context } from 'aws-lambda';
 import { SERVICE } from '../../shared/contracts';
 import { errorMessage } from '../../shared/providers/aws-errors';
-import { runningKarpenterGuard } from '../../shared/runtime/deps/coexistence';
+import { beforeActing } from '../../shared/runtime/deps/configuration';
 import { watcherDeps } from '../../shared/runtime/deps/watcher';
 import { buildRuntime } from '../../shared/runtime/environment';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
@@ -46,5 +46,5 @@ const runtime = once(async () => buildRuntime());
 export const handler = createHandler(
   once(async () => watcherDeps(await runtime(), tools.telemetry)),
   tools,
-  runningKarpenterGuard(runtime, tools.telemetry),
+  beforeActing(runtime, tools.telemetry),
 );

@@ -24,6 +24,8 @@ export const ENV = {
   isolatedVPC: 'KARPLESS_ISOLATED_VPC',
   /** Optional: launch batches (CreateFleet calls) the provision function keeps in flight at once. */
   launchConcurrency: 'KARPLESS_LAUNCH_CONCURRENCY',
+  /** 'bundled' (the default) or 'cluster': NodePools and EC2NodeClasses read from the API server. */
+  configurationSource: 'KARPLESS_CONFIGURATION_SOURCE',
 } as const;
 
 /**

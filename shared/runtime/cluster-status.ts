@@ -5,9 +5,11 @@
 // the Node deleted). Without the CRDs it logs once
 // and writes nothing; it never creates NodePools or EC2NodeClasses (those are the user's).
 
+import { type ClusterObject, clusterObjectProblems } from '../apis/cluster-configuration';
+import { formatProblem } from '../apis/problems';
 import { LABEL_NODEPOOL } from '../apis/v1/labels';
 import type { Condition } from '../apis/v1/types';
-import { validateNodePool } from '../apis/v1/validation';
+import type { EventRecorder } from '../kube/events';
 import type { KarpenterObject, KarpenterObjectsApi, KarpenterResource } from '../kube/karpenter';
 import type { KubeClient } from '../kube/types';
 import { canonicalJson } from '../launch/canonical';
@@ -29,6 +31,8 @@ export interface ClusterStatusDeps {
   kube: Pick<KubeClient, 'deleteNode'>;
   log: RuntimeLog;
   clock: Clock;
+  /** A Warning event on a NodePool that fails validation, naming the field (deduplicated by the recorder). */
+  recorder?: Pick<EventRecorder, 'publish'>;
 }
 
 export interface ClusterStatusReport {
@@ -137,7 +141,10 @@ export class ClusterStatusWriter {
     const now = new Date(this.deps.clock()).toISOString();
     for (const pool of nodePools) {
       const name = pool.metadata.name;
-      const issue = validateNodePool({ ...pool, status: undefined }).find((i) => i.severity !== 'warning');
+      // The same validation the configuration read from the cluster makes (../apis/cluster-configuration).
+      const problems = clusterObjectProblems('NodePool', pool as ClusterObject, nodeClasses as ClusterObject[]);
+      const validationError = problems.length > 0 ? problems.map(formatProblem).join('; ') : undefined;
+      if (validationError) await this.reportInvalid(pool, validationError);
       const classRef = (pool.spec as { template?: { spec?: { nodeClassRef?: { name?: string } } } } | undefined)
         ?.template?.spec?.nodeClassRef?.name;
       const nodeClass = nodeClasses.find((c) => c.metadata.name === classRef);
@@ -145,11 +152,31 @@ export class ClusterStatusWriter {
       const status = nodePoolStatus({
         records: records.filter((r) => r.metadata.labels[LABEL_NODEPOOL] === name),
         ...(ready ? { nodeClassReady: ready } : {}),
-        ...(issue ? { validationError: `${issue.path}: ${issue.message}` } : {}),
+        ...(validationError ? { validationError } : {}),
         now,
         previous: conditionsOf(pool),
       });
       await this.writeStatus('nodepools', pool, status, report);
+    }
+  }
+
+  /** The event beside the condition: `kubectl describe nodepool` and `kubectl get events` show it. */
+  private async reportInvalid(pool: KarpenterObject, message: string): Promise<void> {
+    if (!this.deps.recorder) return;
+    try {
+      await this.deps.recorder.publish({
+        object: {
+          kind: 'NodePool',
+          apiVersion: 'karpenter.sh/v1',
+          name: pool.metadata.name,
+          ...(pool.metadata.uid ? { uid: pool.metadata.uid } : {}),
+        },
+        type: 'Warning',
+        reason: 'ValidationFailed',
+        message: `${message} (karpless ignores this version of the NodePool)`,
+      });
+    } catch (error) {
+      this.deps.log.warn('recording the NodePool validation event failed', { error: String(error) });
     }
   }
 

@@ -60,6 +60,8 @@ export interface RuntimeSettings {
   isolatedVPC?: boolean;
   /** Launch batches in flight at once (the Provisioner's launchConcurrency prop). */
   launchConcurrency?: number;
+  /** 'cluster': NodePools and EC2NodeClasses are read from the API server (cluster-configuration.ts). */
+  configurationSource?: 'bundled' | 'cluster';
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
@@ -93,8 +95,13 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSetti
       `environment variable ${ENV.launchConcurrency} is "${concurrency}": use a whole number of at least 1`,
     );
   }
+  const source = env[ENV.configurationSource];
+  if (source !== undefined && source !== '' && source !== 'bundled' && source !== 'cluster') {
+    throw new Error(`environment variable ${ENV.configurationSource} is "${source}": use "bundled" or "cluster"`);
+  }
   return {
     ...settings,
+    ...(source === 'cluster' ? { configurationSource: 'cluster' as const } : {}),
     ...(kubeEndpoint ? { kubeEndpoint } : {}),
     ...(isolated === 'true' ? { isolatedVPC: true } : {}),
     ...(concurrency ? { launchConcurrency: Number(concurrency) } : {}),

@@ -5,6 +5,8 @@
 // Karpenter. The drift function writes it because it already resolves every node class each minute
 // for its drift checks: the status shows exactly what drift and launches use, at no extra AWS call.
 
+import { type ClusterObject, clusterObjectProblems } from '../apis/cluster-configuration';
+import { formatProblem, type Problem } from '../apis/problems';
 import type { Condition, EC2NodeClassStatus } from '../apis/v1/types';
 import type { KarpenterObject, KarpenterObjectsApi } from '../kube/karpenter';
 import { canonicalJson } from '../launch/canonical';
@@ -46,7 +48,8 @@ export class NodeClassStatusWriter {
         const name = object.metadata.name;
         const fresh = resolved.get(name);
         if (!fresh) report.unknown.push(name);
-        const status = stableStatus(fresh ?? notConfigured(name), object, now);
+        const problems = clusterObjectProblems('EC2NodeClass', object as ClusterObject);
+        const status = stableStatus(withValidation(fresh ?? notConfigured(name), problems), object, now);
         if (sameJson(object.status ?? {}, status)) continue;
         await this.deps.karpenter.patch(
           'ec2nodeclasses',
@@ -86,6 +89,28 @@ function notConfigured(name: string): EC2NodeClassStatus {
     ],
   };
 }
+
+/**
+ * ValidationSucceeded, as Karpenter's EC2NodeClass carries it: False names the field (the same
+ * validation the configuration read from the cluster makes), and then Ready is False too.
+ */
+export function withValidation(status: EC2NodeClassStatus, problems: readonly Problem[]): EC2NodeClassStatus {
+  const message = problems.map(formatProblem).join('; ');
+  const validation: Condition = message
+    ? { type: CONDITION_VALIDATION, status: 'False', reason: 'ValidationFailed', message, lastTransitionTime: '' }
+    : { type: CONDITION_VALIDATION, status: 'True', reason: CONDITION_VALIDATION, message: '', lastTransitionTime: '' };
+  const others = (status.conditions ?? []).filter((c) => c.type !== CONDITION_VALIDATION);
+  const conditions = message
+    ? others.map((c) =>
+        c.type === CONDITION_READY
+          ? { ...c, status: 'False' as const, reason: 'ValidationSucceededNotTrue', message }
+          : c,
+      )
+    : others;
+  return { ...status, conditions: [validation, ...conditions] };
+}
+
+const CONDITION_VALIDATION = 'ValidationSucceeded';
 
 /**
  * The resolution's conditions keep the object's lastTransitionTime where their status did not change

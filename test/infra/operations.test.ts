@@ -316,6 +316,10 @@ describe('-c context', () => {
       /context nodeRole is "not a role": give an existing IAM role/,
     );
     expect(() => contextOf({ nodeAccessEntries: 'nope' })).toThrow(/context nodeAccessEntries is "nope"/);
+    expect(contextOf({ configuration: 'cluster' })).toEqual({ configuration: 'cluster' });
+    expect(() => contextOf({ configuration: 'git' })).toThrow(
+      /context configuration is "git": use -c configuration=cluster/,
+    );
   });
 
   it('reads an existing node role (name or ARN) and nodeAccessEntries, for clusters migrating from Karpenter', () => {

@@ -193,6 +193,18 @@ describe('Provisioner: functions', () => {
     expect(withRebalance[0]?.Properties.Environment.Variables[ENV.rebalanceAction]).toBe('act');
   });
 
+  it('reads the configuration from the cluster in every function only when asked to, and refuses a bad value', () => {
+    const source = (template: ReturnType<typeof exampleTemplate>) =>
+      Object.values(template.findResources('AWS::Lambda::Function')).map(
+        (f) => f.Properties.Environment.Variables[ENV.configurationSource],
+      );
+    expect(source(exampleTemplate())).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(source(synthProvisioner({ configuration: 'cluster' }).template)).toEqual(Array(5).fill('cluster'));
+    expect(() => synthProvisioner({ configuration: 'gitops' as never })).toThrow(
+      'Provisioner configuration is "gitops": use "bundled" or "cluster"',
+    );
+  });
+
   it('keeps each function’s logs in its own log group with the given retention', () => {
     const template = exampleTemplate();
     template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 5);

@@ -51,8 +51,12 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['karpenter.sh', 'nodeclaims', 'delete'],
     ['karpenter.sh', 'nodeclaims/status', 'patch'],
     ['karpenter.sh', 'nodepools', 'list'],
+    ['karpenter.sh', 'nodepools', 'get'],
+    ['karpenter.sh', 'nodepools', 'watch'],
     ['karpenter.sh', 'nodepools/status', 'patch'],
     ['karpenter.k8s.aws', 'ec2nodeclasses', 'list'],
+    ['karpenter.k8s.aws', 'ec2nodeclasses', 'get'],
+    ['karpenter.k8s.aws', 'ec2nodeclasses', 'watch'],
     ['karpenter.k8s.aws', 'ec2nodeclasses/status', 'patch'],
     ['coordination.k8s.io', 'leases', 'list'],
   ])('allows %s/%s %s, a call karpless makes', (group, resource, verb) => {
@@ -93,16 +97,22 @@ describe('infra/kubernetes/rbac.yaml: the provision function', () => {
     ['', 'persistentvolumes', 'list'],
     ['storage.k8s.io', 'storageclasses', 'list'],
     ['coordination.k8s.io', 'leases', 'list'],
+    ['karpenter.sh', 'nodepools', 'list'],
+    ['karpenter.k8s.aws', 'ec2nodeclasses', 'list'],
   ])('allows %s/%s %s, a read of the provision decision', (group, resource, verb) => {
     expect(allowed(group, resource, verb, reader)).toBe(true);
   });
 
-  it('allows nothing but those lists', () => {
+  it('allows nothing but reads: lists, and get and watch of the configuration read from the cluster', () => {
     const verbs = new Set(reader.rules.flatMap((r) => r.verbs));
-    expect([...verbs]).toEqual(['list']);
+    expect([...verbs].sort()).toEqual(['get', 'list', 'watch']);
+    const readsMore = reader.rules.filter((r) => r.verbs.some((v) => v !== 'list'));
+    expect(readsMore.flatMap((r) => r.resources).sort()).toEqual(['ec2nodeclasses', 'nodepools']);
     const resources = reader.rules.flatMap((r) => r.resources).sort();
     expect(resources).toEqual([
+      'ec2nodeclasses',
       'leases',
+      'nodepools',
       'nodes',
       'persistentvolumeclaims',
       'persistentvolumes',

@@ -31,7 +31,9 @@ import type { Node, Pod } from '../../shared/apis/core/v1';
 import type { EC2NodeClass, NodePool, Taint } from '../../shared/apis/v1/types';
 import { DETAIL_TYPE, EVENT_SOURCE, KUBE, TAG } from '../../shared/contracts';
 import { noticePodFromPod } from '../../shared/notice';
+import type { Clock } from '../../shared/providers/clock';
 import { createStateTable, dynamoApi } from '../../shared/providers/dynamo-port';
+import { beforeActing } from '../../shared/runtime/deps/configuration';
 import { provisionDeps } from '../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../shared/runtime/deps/watcher';
 import { buildRuntime, type Runtime } from '../../shared/runtime/environment';
@@ -246,6 +248,10 @@ export interface ProvisionFixtureOptions {
   nodePools: NodePool[];
   /** Subnets, tagged for the node class unless `tagged: false`; default one in us-west-2a. */
   subnets?: { zone: string; cidr: string; tagged?: boolean }[];
+  /** `cluster`: NodePools and EC2NodeClasses read from the fake API server before each batch, as deployed with it. */
+  configuration?: 'cluster';
+  /** The runtime's clock (default: the system's); the configuration read from the cluster is kept for a TTL of it. */
+  clock?: Clock;
 }
 
 /**
@@ -317,13 +323,17 @@ export class ProvisionFixture {
         KARPLESS_CONFIG_FILE: configFile,
         KARPLESS_KUBE_ENDPOINT: api.url,
         AWS_REGION: account.region,
+        ...(options.configuration ? { KARPLESS_CONFIGURATION_SOURCE: options.configuration } : {}),
       },
       clients: account,
+      ...(options.clock ? { clock: options.clock } : {}),
     });
     const handler = provisionHandler(
       once(async () => provisionDeps(runtime, tools.telemetry)),
       tools,
       () => new RecordingRetryQueue(),
+      // As deployed: the Karpenter check, then the configuration read from the cluster.
+      options.configuration ? beforeActing(async () => runtime, tools.telemetry) : undefined,
     );
     const fixture = new ProvisionFixture(options, account, api, runtime, handler, tools);
     account.ec2.middlewareStack.add(

@@ -90,6 +90,11 @@ describe('isolatedVPC', () => {
   });
 
   it('refuses a value that means nothing, naming the variable', () => {
+    expect(readSettings({ ...env, KARPLESS_CONFIGURATION_SOURCE: 'cluster' }).configurationSource).toBe('cluster');
+    expect(readSettings(env).configurationSource).toBeUndefined();
+    expect(() => readSettings({ ...env, KARPLESS_CONFIGURATION_SOURCE: 'git' })).toThrow(
+      'environment variable KARPLESS_CONFIGURATION_SOURCE is "git": use "bundled" or "cluster"',
+    );
     expect(() => readSettings({ ...env, KARPLESS_ISOLATED_VPC: 'yes' })).toThrow(
       'environment variable KARPLESS_ISOLATED_VPC is "yes": use "true" or "false"',
     );

@@ -32,6 +32,7 @@ export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promi
       kube,
       log: telemetry.log,
       clock: runtime.clock,
+      recorder: kube.eventRecorder(runtime.clock),
     }),
     podEvents: new PodEvents({
       recorder: kube.eventRecorder(runtime.clock),

@@ -416,6 +416,7 @@ describe('drift on moto and the fake API server', () => {
     const conditions = (name: string) =>
       Object.fromEntries((status(name).conditions ?? []).map((c) => [c.type, [c.status, c.reason]]));
     expect(conditions('default')).toEqual({
+      ValidationSucceeded: ['True', 'ValidationSucceeded'],
       AMIsReady: ['True', 'AMIsReady'],
       SubnetsReady: ['True', 'SubnetsReady'],
       SecurityGroupsReady: ['True', 'SecurityGroupsReady'],
@@ -434,7 +435,10 @@ describe('drift on moto and the fake API server', () => {
     const [launched] = await s.running();
     expect(status('default').amis?.map((a) => a.id)).toContain(launched?.ImageId);
     expect(status('default').instanceProfile).toMatch(/^status_/);
-    expect(conditions('legacy')).toEqual({ Ready: ['False', 'NotInConfiguration'] });
+    expect(conditions('legacy')).toEqual({
+      ValidationSucceeded: ['True', 'ValidationSucceeded'],
+      Ready: ['False', 'NotInConfiguration'],
+    });
 
     // Nothing changed: the next run writes nothing and the transition times stay.
     const before = JSON.stringify(status('default'));

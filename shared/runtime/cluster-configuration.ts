@@ -1,0 +1,130 @@
+// Configuration from the cluster (opt-in: the Provisioner's `configuration: 'cluster'`): each function
+// reads the NodePool and EC2NodeClass objects from the API server, at most every CONFIGURATION_TTL_MS,
+// validates them as the bundled path does (../apis/cluster-configuration) and serves them in place of
+// the bundled document. Without Karpenter's CRDs, or while the API server cannot be read, it serves
+// the bundle (or what it read last) and logs once: a function never fails for its configuration.
+// Invalid objects are reported on their own status and with an event by the watcher (cluster-status.ts).
+
+import {
+  type ClusterObject,
+  type InvalidObject,
+  type LastValid,
+  lastValidOf,
+  resolveClusterConfiguration,
+} from '../apis/cluster-configuration';
+import type { Configuration } from '../apis/configuration';
+import { formatProblem } from '../apis/problems';
+import type { KarpenterObjectsApi } from '../kube/karpenter';
+import { errorMessage } from '../providers/aws-errors';
+import type { Clock } from '../providers/clock';
+import type { RuntimeLog } from './telemetry';
+
+/** How long one read of the objects serves: a `kubectl apply` takes effect within this (and a decision). */
+export const CONFIGURATION_TTL_MS = 10_000;
+/** How long the answer to "are the CRDs installed?" is trusted. */
+const SERVED_TTL_MS = 5 * 60_000;
+
+export interface ClusterConfigurationDeps {
+  karpenter: Pick<KarpenterObjectsApi, 'servedResources' | 'list'>;
+  /** The deployed configuration: served without the CRDs, and the first last-valid version of each object. */
+  bundled: Configuration;
+  log: RuntimeLog;
+  clock: Clock;
+  ttlMs?: number;
+}
+
+export interface ConfigurationRead {
+  source: 'cluster' | 'bundled';
+  config: Configuration;
+  invalid: InvalidObject[];
+}
+
+export class ClusterConfigurationSource {
+  private read: { at: number; value: ConfigurationRead } | undefined;
+  private served: { yes: boolean; at: number } | undefined;
+  private lastValid: LastValid;
+  private readonly logged = new Set<string>();
+
+  private readonly bundled: Configuration;
+
+  constructor(private readonly deps: ClusterConfigurationDeps) {
+    // A copy: serveConfiguration refills the runtime's arrays, which may be the bundle's own.
+    this.bundled = { nodePools: [...deps.bundled.nodePools], nodeClasses: [...deps.bundled.nodeClasses] };
+    this.lastValid = lastValidOf(this.bundled);
+  }
+
+  /** The configuration to act on now; never throws. */
+  async current(): Promise<ConfigurationRead> {
+    const now = this.deps.clock();
+    if (this.read && now - this.read.at < (this.deps.ttlMs ?? CONFIGURATION_TTL_MS)) return this.read.value;
+    const value = await this.fetch(now);
+    this.read = { at: now, value };
+    return value;
+  }
+
+  private async fetch(now: number): Promise<ConfigurationRead> {
+    const bundled: ConfigurationRead = { source: 'bundled', config: this.bundled, invalid: [] };
+    try {
+      if (!(await this.crdsServed(now))) {
+        this.once('crds', () =>
+          this.deps.log.warn(
+            "configuration is read from the cluster, but Karpenter's v1 NodePool and EC2NodeClass CRDs are not installed: serving the bundled configuration (apply infra/kubernetes/crds/)",
+          ),
+        );
+        return bundled;
+      }
+      const [nodePools, nodeClasses] = await Promise.all([
+        this.deps.karpenter.list('nodepools'),
+        this.deps.karpenter.list('ec2nodeclasses'),
+      ]);
+      const result = resolveClusterConfiguration({
+        nodePools: nodePools.items as ClusterObject[],
+        nodeClasses: nodeClasses.items as ClusterObject[],
+        lastValid: this.lastValid,
+      });
+      this.lastValid = result.lastValid;
+      for (const object of result.invalid) {
+        const problems = object.problems.map(formatProblem).join('; ');
+        this.once(`${object.kind}/${object.name}: ${problems}`, () =>
+          this.deps.log.warn('invalid object in the cluster ignored', {
+            object: `${object.kind}/${object.name}`,
+            problems,
+            serving: object.serving,
+          }),
+        );
+      }
+      return { source: 'cluster', config: result.config, invalid: result.invalid };
+    } catch (error) {
+      // The API server is down or refuses: act on what was read last rather than not at all.
+      this.deps.log.warn('reading NodePools and EC2NodeClasses failed: serving the configuration read last', {
+        error: errorMessage(error),
+      });
+      return this.read?.value ?? bundled;
+    }
+  }
+
+  private async crdsServed(now: number): Promise<boolean> {
+    if (this.served && now - this.served.at < SERVED_TTL_MS) return this.served.yes;
+    const resources = await this.deps.karpenter.servedResources();
+    const yes = resources.has('nodepools') && resources.has('ec2nodeclasses');
+    this.served = { yes, at: now };
+    return yes;
+  }
+
+  private once(key: string, log: () => void): void {
+    if (this.logged.has(key)) return;
+    this.logged.add(key);
+    log();
+  }
+}
+
+/**
+ * Serves `read` in the configuration every dependency of a function already holds. The deps of a
+ * function are built once per cold start and keep the configuration's arrays, so the arrays are
+ * refilled in place rather than replaced.
+ */
+export function serveConfiguration(target: Configuration, read: Configuration): void {
+  if (target.nodePools !== read.nodePools) target.nodePools.splice(0, target.nodePools.length, ...read.nodePools);
+  if (target.nodeClasses !== read.nodeClasses)
+    target.nodeClasses.splice(0, target.nodeClasses.length, ...read.nodeClasses);
+}
