@@ -127,8 +127,8 @@ export interface ConsolidationJSON {
   skipped?: string;
   command?: {
     kind: 'delete' | 'replace';
-    /** Upstream's consolidation type: multi-node or single-node. */
-    method: 'multi' | 'single';
+    /** Upstream's consolidation method: emptiness, multi-node or single-node. */
+    method: 'empty' | 'multi' | 'single';
     nodes: { node: string; nodePool: string; instanceType: string; capacityType: string; price: number }[];
     savingsPerHour: number;
     replacement?: { instanceType: string; zone: string; capacityType: string; capacityTypes: string[]; price: number };
@@ -189,6 +189,8 @@ export function formatConsolidation(json: ConsolidationJSON): string {
     out.push(
       `CONSOLIDATION  ${c.method}-node: would replace ${nodes} by ${c.replacement.instanceType} ${c.replacement.capacityType} in ${c.replacement.zone} ($${c.replacement.price.toFixed(4)}/hour, capacity types ${c.replacement.capacityTypes.join(',') || 'any'}): saves $${c.savingsPerHour.toFixed(4)}/hour`,
     );
+  } else if (c.method === 'empty') {
+    out.push(`CONSOLIDATION  emptiness: would delete ${nodes}: empty, saves $${c.savingsPerHour.toFixed(4)}/hour`);
   } else {
     out.push(
       `CONSOLIDATION  ${c.method}-node: would delete ${nodes}: their pods fit on other nodes, saves $${c.savingsPerHour.toFixed(4)}/hour`,

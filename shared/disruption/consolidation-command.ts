@@ -40,7 +40,8 @@ export interface ConsolidationCandidate {
   capacity: Record<string, number>;
 }
 
-export type ConsolidationMethod = 'multi' | 'single';
+/** Upstream's methods in the order a pass tries them: Emptiness, multi-node, single-node consolidation. */
+export type ConsolidationMethod = 'empty' | 'multi' | 'single';
 
 export interface ConsolidationCommand {
   kind: 'delete' | 'replace';

@@ -1,16 +1,18 @@
-// Consolidation as Karpenter's disruption controller does it for consolidationPolicy
-// WhenEmptyOrUnderutilized (CORE disruption/multinodeconsolidation.go, singlenodeconsolidation.go,
-// consolidation.go, types.go): multi-node first (a binary search over the first 100 candidates in
-// disruption-cost order for the largest prefix that can go at once, for one cheaper node or none),
-// then single-node (the first candidate, in the same order, that can go alone). Pure: the drift
-// function carries out the command (shared/runtime/drift-consolidation.ts), `karpless disruption`
-// prints it. Empty nodes are the Emptiness method's (emptiness.ts, reason Empty).
+// Consolidation as Karpenter's disruption controller does it (CORE disruption/emptiness.go,
+// multinodeconsolidation.go, singlenodeconsolidation.go, consolidation.go, types.go), its methods in
+// upstream's order, the first that finds a command ending the pass: Emptiness (every empty candidate
+// the pools' Empty budgets allow, deleted at once; WhenEmpty and WhenEmptyOrUnderutilized pools),
+// multi-node (a binary search over the first 100 non-empty candidates in disruption-cost order for
+// the largest prefix that can go at once, for one cheaper node or none), then single-node (the first
+// candidate, in the same order, that can go alone). Pure: the drift function carries out the command
+// (shared/runtime/drift-consolidation.ts), `karpless disruption` prints it.
 //
 // A candidate is a node of ours that is initialized, not deleting or disrupting, not annotated
 // do-not-disrupt, whose pods all may be evicted (candidates.ts, graceful class), whose NodePool
 // consolidates, that has a price, and that is consolidatable: no pod bound, finished or deleted on
 // it for consolidateAfter (the claim record's lastPodEventTime, else its Initialized time). Budgets
-// are reason Underutilized, counted as drift counts them (plan.ts budgetMembers).
+// are reason Empty for emptiness and Underutilized for the others, counted as drift counts them
+// (plan.ts budgetMembers).
 
 import type { Node, Pod } from '../apis/core/v1';
 import { parseDurationSeconds } from '../apis/duration';
@@ -128,13 +130,13 @@ function candidateOf(input: ConsolidationInput, entry: ClusterNode): Outcome {
   }
   const limits = input.pdbs ?? NO_PDBS;
   const pods = entry.pods.filter((p) => input.isEvictable(p) && !stuckInPlace(p, limits, input.now));
-  if (pods.length === 0) return { outcome: 'empty: left to emptiness' };
-  if ((pool.spec.disruption?.consolidationPolicy ?? 'WhenEmptyOrUnderutilized') === 'WhenEmpty') {
+  if (pods.length > 0 && (pool.spec.disruption?.consolidationPolicy ?? 'WhenEmptyOrUnderutilized') === 'WhenEmpty') {
     return {
       outcome: `NodePool "${pool.metadata.name}" has consolidation policy WhenEmpty, but node is not empty`,
       unconsolidatable: true,
     };
   }
+  // The claim's Consolidatable condition: no pod event for consolidateAfter, empty or not.
   const last = lastPodEventTime(entry);
   if (input.now < last + after) {
     return {
@@ -208,6 +210,7 @@ function multiNode(
 
 function describe(command: ConsolidationCommand): string {
   const nodes = command.candidates.map((c) => c.nodeName).join(', ');
+  if (command.method === 'empty') return `emptiness: delete ${nodes}, empty, saves $${command.savings.toFixed(4)}/h`;
   const what =
     command.kind === 'delete'
       ? `delete ${nodes}: the pods fit on other nodes`
@@ -215,7 +218,39 @@ function describe(command: ConsolidationCommand): string {
   return `${command.method}-node consolidation: ${what}, saves $${command.savings.toFixed(4)}/h`;
 }
 
-/** Multi-node, then single-node consolidation: the first command either finds, with every node's outcome. */
+/** The candidates, in order, that the pool's budgets for `reason` let go now; the others' outcome says which budget blocks. */
+function withinBudget(
+  input: ConsolidationInput,
+  candidates: readonly ConsolidationCandidate[],
+  reason: 'Empty' | 'Underutilized',
+  considered: ConsolidationPlan['considered'],
+): ConsolidationCandidate[] {
+  const counts = budgetCounts(budgetMembers(input.nodes, input.disrupting));
+  const allowed = new Map<string, number>();
+  const out: ConsolidationCandidate[] = [];
+  for (const c of candidates) {
+    const pool = input.nodePools.find((p) => p.metadata.name === c.nodePool) as NodePool;
+    const count = counts.get(c.nodePool) ?? { nodes: 0, disrupting: new Set<string>() };
+    const limit = budgetLimit(pool, reason, { nodes: count.nodes, now: input.now });
+    if (!allowed.has(c.nodePool)) allowed.set(c.nodePool, allowedDisruptions(limit, count.disrupting.size));
+    const left = allowed.get(c.nodePool) ?? 0;
+    if (left <= 0) {
+      // The nodes this pass already picked count as disrupting in the message, as they will.
+      const picked = out.filter((o) => o.nodePool === c.nodePool).length;
+      const message = budgetDecision(limit, count.disrupting.size + picked).message;
+      considered.push({ nodeName: c.nodeName, outcome: message });
+      continue;
+    }
+    allowed.set(c.nodePool, left - 1);
+    out.push(c);
+  }
+  return out;
+}
+
+/**
+ * Emptiness (every empty candidate the Empty budgets allow, deleted in one command), then
+ * multi-node, then single-node consolidation: the first command found, with every node's outcome.
+ */
 export function planConsolidation(input: ConsolidationInput): ConsolidationPlan {
   const considered: ConsolidationPlan['considered'] = [];
   const unconsolidatable: ConsolidationPlan['unconsolidatable'] = [];
@@ -230,29 +265,36 @@ export function planConsolidation(input: ConsolidationInput): ConsolidationPlan 
   }
   // Upstream's sortCandidates: cheapest to disrupt first.
   candidates.sort((a, b) => a.disruptionCost - b.disruptionCost || (a.nodeName < b.nodeName ? -1 : 1));
-  const counts = budgetCounts(budgetMembers(input.nodes, input.disrupting));
-  const allowed = new Map<string, number>();
-  const withinBudget: ConsolidationCandidate[] = [];
-  for (const c of candidates) {
-    const pool = input.nodePools.find((p) => p.metadata.name === c.nodePool) as NodePool;
-    const count = counts.get(c.nodePool) ?? { nodes: 0, disrupting: new Set<string>() };
-    const limit = budgetLimit(pool, 'Underutilized', { nodes: count.nodes, now: input.now });
-    if (!allowed.has(c.nodePool)) allowed.set(c.nodePool, allowedDisruptions(limit, count.disrupting.size));
-    const left = allowed.get(c.nodePool) ?? 0;
-    if (left <= 0) {
-      considered.push({ nodeName: c.nodeName, outcome: budgetDecision(limit, count.disrupting.size).message });
-      continue;
-    }
-    allowed.set(c.nodePool, left - 1);
-    withinBudget.push(c);
+  const empty = withinBudget(
+    input,
+    candidates.filter((c) => c.pods.length === 0),
+    'Empty',
+    considered,
+  );
+  if (empty.length > 0) {
+    const command: ConsolidationCommand = {
+      kind: 'delete',
+      method: 'empty',
+      candidates: empty,
+      savings: empty.reduce((sum, c) => sum + c.price, 0),
+      elsewhere: {},
+    };
+    for (const c of empty) considered.push({ nodeName: c.nodeName, outcome: describe(command) });
+    return { command, considered, unconsolidatable };
   }
+  const underutilized = withinBudget(
+    input,
+    candidates.filter((c) => c.pods.length > 0),
+    'Underutilized',
+    considered,
+  );
   const ctx = simulationContext(input);
-  const multi = multiNode(ctx, withinBudget.slice(0, MULTI_NODE_MAX_CANDIDATES));
+  const multi = multiNode(ctx, underutilized.slice(0, MULTI_NODE_MAX_CANDIDATES));
   if (multi) {
     for (const c of multi.candidates) considered.push({ nodeName: c.nodeName, outcome: describe(multi) });
     return { command: multi, considered, unconsolidatable };
   }
-  for (const candidate of withinBudget) {
+  for (const candidate of underutilized) {
     const command = computeConsolidation(ctx, [candidate], 'single');
     if (typeof command === 'string') {
       considered.push({ nodeName: candidate.nodeName, outcome: command });

@@ -1,10 +1,12 @@
 // Consolidation carried out by the drift function, after drift and expiration, through the same
-// resumable disruption machine (drift.ts): for each candidate of the command a budget slot for reason
-// Underutilized on the shared ledger, a disruption record and the karpenter.sh/disrupted taint; then
+// resumable disruption machine (drift.ts): for each candidate of the command a budget slot for its
+// reason (Empty for emptiness, Underutilized for multi- and single-node) on the shared ledger, a
+// disruption record and the karpenter.sh/disrupted taint; then
 //   replace: one cheaper node launched through the provision launch path (for every candidate of a
 //            multi-node command at once), and the old nodes handed to the termination flow only once
 //            it is Initialized, or
-//   delete:  the pods fit on other nodes, so the old nodes are handed over at once, nothing launched.
+//   delete:  the nodes are empty or their pods fit on other nodes, so they are handed over at once,
+//            nothing launched.
 // The plan is shared/disruption/consolidation.ts (pure); this file reads the cluster, re-validates
 // and starts.
 //
@@ -48,6 +50,8 @@ import {
 import { instanceIdFromProviderID } from './instances';
 import { podsByNode } from './objects';
 
+const NO_CONSOLIDATION = 'no NodePool consolidates (consolidateAfter Never on every one)';
+
 /** Karpenter's commandValidationDelay: a command must still hold this long after it was computed. */
 export const CONSOLIDATION_VALIDATION_DELAY_MS = 15_000;
 
@@ -74,11 +78,12 @@ export interface ConsolidationOutcome {
 
 /** A NodePool whose nodes consolidation may touch at all. */
 function consolidates(deps: DriftDeps): boolean {
-  return deps.nodePools.some(
-    (p) =>
-      (p.spec.disruption?.consolidationPolicy ?? 'WhenEmptyOrUnderutilized') === 'WhenEmptyOrUnderutilized' &&
-      consolidateAfterMs(p) !== undefined,
-  );
+  return deps.nodePools.some((p) => consolidateAfterMs(p) !== undefined);
+}
+
+/** The budget reason of a command: emptiness deletes for Empty, the other methods for Underutilized. */
+export function commandReason(command: Pick<ConsolidationCommand, 'method'>): 'Empty' | 'Underutilized' {
+  return command.method === 'empty' ? 'Empty' : 'Underutilized';
 }
 
 /** Pods the scheduler gave up on (PodScheduled=False, Unschedulable): the provisioner's pending set. */
@@ -145,7 +150,7 @@ export async function previewConsolidation(
   deps: DriftDeps,
   snap: Snapshot,
 ): Promise<{ skipped?: string; plan?: ConsolidationPlan }> {
-  if (!consolidates(deps)) return { skipped: 'no NodePool has consolidationPolicy WhenEmptyOrUnderutilized' };
+  if (!consolidates(deps)) return { skipped: NO_CONSOLIDATION };
   return { plan: planConsolidation(consolidationInput(deps, snap)) };
 }
 
@@ -203,7 +208,7 @@ function invalidated(first: ConsolidationCommand, again: ConsolidationPlan): str
 }
 
 function skip(deps: DriftDeps, report: DriftReport): string | undefined {
-  if (!consolidates(deps)) return 'no NodePool has consolidationPolicy WhenEmptyOrUnderutilized';
+  if (!consolidates(deps)) return NO_CONSOLIDATION;
   if (report.started.length > 0) {
     return 'a drift or expiration started in this run (the first disruption method that acts ends the run)';
   }
@@ -224,23 +229,24 @@ async function reserveAll(
 ): Promise<Taken[] | string> {
   const counts = budgetCounts(budgetMembers(input.ours, input.disrupting));
   const startedAt = deps.clock();
+  const reason = commandReason(command);
   const taken: Taken[] = [];
   for (const c of command.candidates) {
     const pool = deps.nodePools.find((p) => p.metadata.name === c.nodePool);
     const count = counts.get(c.nodePool) ?? { nodes: 0, disrupting: new Set<string>() };
     counts.set(c.nodePool, count);
     if (!pool) return `NodePool ${c.nodePool} is gone`;
-    const limit = budgetLimit(pool, 'Underutilized', { nodes: count.nodes, now: startedAt });
+    const limit = budgetLimit(pool, reason, { nodes: count.nodes, now: startedAt });
     if (!(await reserveBudgetSlot(deps.state, limit, c.nodeName, count.disrupting))) {
       for (const t of taken) await finish(deps, t.record);
-      return `another invocation took the last Underutilized budget slot of NodePool ${c.nodePool}`;
+      return `another invocation took the last ${reason} budget slot of NodePool ${c.nodePool}`;
     }
     count.disrupting.add(c.nodeName);
     const record: DisruptionRecord = {
       nodeName: c.nodeName,
       instanceId: c.instanceId,
       nodePool: c.nodePool,
-      reason: 'Underutilized',
+      reason,
       detail,
       replacements: names,
       phase: 'replacing',
@@ -291,9 +297,9 @@ async function startCommand(
     throw error;
   }
   for (const t of taken) {
-    report.started.push({ node: t.record.nodeName, reason: 'Underutilized', detail, replacements: names });
+    report.started.push({ node: t.record.nodeName, reason: t.record.reason, detail, replacements: names });
     if (names.length > 0) {
-      await disruptionEvent(deps, t.record.nodeName, 'DisruptionLaunching', 'Launching NodeClaim: Underutilized');
+      await disruptionEvent(deps, t.record.nodeName, 'DisruptionLaunching', `Launching NodeClaim: ${t.record.reason}`);
     }
     if (names.length === 0) {
       await handOver(deps, snap, t.record);
@@ -348,7 +354,7 @@ export async function consolidateAfterDrift(
     if (refused) {
       outcome.dropped = refused;
       for (const c of valid.candidates)
-        report.blocked.push({ node: c.nodeName, reason: 'Underutilized', message: refused });
+        report.blocked.push({ node: c.nodeName, reason: commandReason(valid), message: refused });
     }
   } catch (error) {
     outcome.dropped = errorMessage(error);

@@ -324,4 +324,41 @@ describe('planConsolidation', () => {
     const plan = planConsolidation(input(nodes));
     expect(plan.command?.candidates.map((c) => c.nodeName)).toEqual(['b']);
   });
+  it('emptiness_test.go: can delete multiple empty nodes, in one command before multi-node consolidation, within the Empty budget', () => {
+    const nodes = [
+      clusterNode('e1', 'm5.large', []),
+      clusterNode('e2', 'm5.large', []),
+      clusterNode('e3', 'm5.large', []),
+      clusterNode('a', 'm5.large', [web('a1', '300m')]),
+      clusterNode('b', 'm5.large', [web('b1', '300m')]),
+    ];
+    const budgets = [{ nodes: '100%' }, { nodes: '2', reasons: ['Empty' as const] }];
+    const plan = planConsolidation(input(nodes, pool({}, budgets)));
+    expect(plan.command).toMatchObject({ kind: 'delete', method: 'empty' });
+    expect(plan.command?.candidates.map((c) => c.nodeName)).toEqual(['e1', 'e2']);
+    expect(plan.command?.savings).toBeCloseTo(0.192);
+    expect(plan.considered.find((c) => c.nodeName === 'e3')?.outcome).toMatch(
+      /budgets\[1\] \(nodes: 2, reasons Empty\) blocks/,
+    );
+  });
+
+  it('emptiness_test.go: should delete empty nodes of a WhenEmpty pool, and wait for the node TTL (consolidateAfter) first', () => {
+    const whenEmpty = pool({ consolidationPolicy: 'WhenEmpty', consolidateAfter: '2h' }, [{ nodes: '100%' }]);
+    const nodes = [clusterNode('e', 'm5.large', []), clusterNode('a', 'm5.large', [web('a1', '300m')])];
+    // Launched an hour ago and empty since: not consolidatable for another hour.
+    const early = planConsolidation(input(nodes, whenEmpty));
+    expect(early.command).toBeUndefined();
+    expect(early.considered.find((c) => c.nodeName === 'e')?.outcome).toMatch(/^not consolidatable until/);
+    const later = planConsolidation(input(nodes, whenEmpty, { now: NOW + 2 * HOUR }));
+    expect(later.command).toMatchObject({ kind: 'delete', method: 'empty' });
+    expect(later.command?.candidates.map((c) => c.nodeName)).toEqual(['e']);
+  });
+
+  it('emptiness_test.go: with the Empty budget at 0 an empty node is left alone, and single-node consolidation goes on', () => {
+    const budgets = [{ nodes: '100%' }, { nodes: '0', reasons: ['Empty' as const] }];
+    const nodes = [clusterNode('e', 'm5.large', []), clusterNode('big', 'm5.xlarge', [web('w1', '500m')])];
+    const plan = planConsolidation(input(nodes, pool({}, budgets)));
+    expect(plan.command).toMatchObject({ method: 'single', candidates: [{ nodeName: 'big' }] });
+    expect(plan.considered.find((c) => c.nodeName === 'e')?.outcome).toMatch(/blocks/);
+  });
 });

@@ -226,7 +226,13 @@ describe('consolidation in the drift run', () => {
     const whenEmpty = pool({ consolidationPolicy: 'WhenEmpty' });
     addNode(whenEmpty, 'big', 'i-0b16', 'm5.xlarge', [web('w1', 'big')]);
     const report = await runDrift(deps(whenEmpty), schedule);
-    expect(report.consolidation).toMatchObject({ started: false, skipped: expect.stringContaining('WhenEmpty') });
+    expect(report.consolidation).toMatchObject({
+      started: false,
+      considered: [
+        { nodeName: 'big', outcome: 'NodePool "default" has consolidation policy WhenEmpty, but node is not empty' },
+      ],
+    });
+    expect(report.consolidation?.command).toBeUndefined();
 
     const closed = pool({}, [{ nodes: '100%' }, { nodes: '0', reasons: ['Underutilized'] }]);
     const blocked = await runDrift(deps(closed), schedule);

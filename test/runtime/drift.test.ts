@@ -213,7 +213,8 @@ describe('runDrift', () => {
   it('leaves a pinned AMI alone when nothing resolves differently', async () => {
     const p = pool();
     resolvedAMI = 'ami-pinned';
-    addNode('a', 'i-0a', 'ami-pinned', 5, p);
+    // A pod on it: an empty node would be emptiness's to delete.
+    addNode('a', 'i-0a', 'ami-pinned', 5, p, [web('a1', 'a')]);
     const report = await runDrift(deps(p), { kind: 'ami', imageId: 'ami-newer', state: 'available' });
     expect(report).toMatchObject({ candidates: 0, started: [], blocked: [] });
   });

@@ -473,4 +473,25 @@ describe('disruption decisions as upstream makes them, on moto and the fake API 
     const after = await s.drift();
     expect(after.consolidation).toMatchObject({ started: true, command: { nodes: [node.metadata.name] } });
   });
+  it(`${DISRUPTION}/emptiness_test.go: can delete multiple empty nodes (emptiness goes before multi-node consolidation, within the Empty budget)`, async () => {
+    const disruption = { consolidationPolicy: 'WhenEmpty' as const, consolidateAfter: '5m', budgets: [{ nodes: '2' }] };
+    const s = await scenario('empty', pool({ disruption }));
+    const empty = [await s.launchNode(), await s.launchNode(), await s.launchNode()];
+    const busy = await s.launchNode({ pods: ['500m'] });
+    // Launched minutes ago: the claims are not Consolidatable yet.
+    expect((await s.drift()).consolidation?.command).toBeUndefined();
+    s.clock.advance(10 * 60_000);
+    const report = await s.drift();
+    expect(report.consolidation).toMatchObject({ started: true, command: { kind: 'delete', method: 'empty' } });
+    expect(report.started).toHaveLength(2);
+    expect(report.started.every((x) => x.reason === 'Empty' && x.replacements.length === 0)).toBe(true);
+    expect(report.draining).toEqual(report.started.map((x) => x.node));
+    const deleting = s.api
+      .nodes()
+      .filter((n) => n.metadata.deletionTimestamp)
+      .map((n) => n.metadata.name);
+    expect(deleting.sort()).toEqual(report.draining.sort());
+    expect(empty.map((n) => n.metadata.name)).toEqual(expect.arrayContaining(deleting));
+    expect(s.api.getNode(busy.metadata.name)?.metadata.deletionTimestamp).toBeUndefined();
+  });
 });
