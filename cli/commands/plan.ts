@@ -10,7 +10,6 @@ import { loadBuiltInCatalog, readCatalogFile } from '../../shared/instancetypes/
 import { type ReservedCapacity, withReservedOfferings } from '../../shared/instancetypes/reserved';
 import { resolveInstanceTypes } from '../../shared/instancetypes/resolve';
 import type { Catalog, InstanceType } from '../../shared/instancetypes/types';
-import { settleReservations } from '../../shared/launch/reservations';
 import {
   capacityFromCatalog,
   formatLimitsUsage,
@@ -70,7 +69,8 @@ export interface PlanJSON {
     pods: string[];
     requirements: unknown[];
   }[];
-  unschedulable: { pod: string; reasons: string[] }[];
+  /** `reservedOffering`: deferred, not failed: the reservations it could use are all held by this plan's claims. */
+  unschedulable: { pod: string; reasons: string[]; reservedOffering?: true }[];
   totalPrice: number;
   existingNodes: { name: string; pods: string[] }[];
   /** NodePools with limits that the given --nodes already use, before this plan. */
@@ -94,7 +94,11 @@ export function planToJSON(result: SchedulingResult, limits: readonly NodePoolLi
       pods: claim.pods.map(podKey),
       requirements: claim.requirements,
     })),
-    unschedulable: result.unschedulable.map((u) => ({ pod: podKey(u.pod), reasons: u.reasons })),
+    unschedulable: result.unschedulable.map((u) => ({
+      pod: podKey(u.pod),
+      reasons: u.reasons,
+      ...(u.reservedOffering ? { reservedOffering: true as const } : {}),
+    })),
     totalPrice: roundPrice(result.totalPrice),
     existingNodes: result.existingNodes.map((n) => ({ name: n.name, pods: n.pods.map(podKey) })),
     limits: limits.map((l) => ({
@@ -205,21 +209,6 @@ export function reservationNotes(
     }
   }
   return notes;
-}
-
-/** Claims left on a reservation past its count because their NodePool allows nothing else. */
-export function overbookedNotes(
-  overbooked: Record<string, number>,
-  reservations: readonly ReservedCapacity[],
-): string[] {
-  return reservations.flatMap((r) => {
-    const n = overbooked[r.id] ?? 0;
-    return n > 0
-      ? [
-          `${n} more NodeClaim${n === 1 ? '' : 's'} planned onto ${r.id} than it holds (${r.availableInstanceCount}), and the NodePool allows no other capacity type: ${n === 1 ? 'its launch fails' : 'their launches fail'} until the reservation frees up`,
-        ]
-      : [];
-  });
 }
 
 /** Paths of a repeatable flag, each occurrence possibly comma-separated. */
@@ -346,24 +335,22 @@ export const planCommand: Command = {
     // Given nodes of a NodePool count against its limits, as its live claims do in the cluster.
     const usage = nodePoolUsage({ nodes: workloads.nodes, typeCapacity: capacityFromCatalog(resolved.instanceTypes) });
     const limits = usedLimits(limitsUsage(nodePools, usage));
-    const settled = settleReservations(
-      solve({
-        pods: workloads.pending,
-        nodePools,
-        instanceTypes: resolved.instanceTypes,
-        daemonSets: workloads.daemonSets,
-        existingNodes: existing.existingNodes,
-        nodePoolUsage: usage,
-      }),
-    );
-    const result = settled.result;
+    // Counts each reservation's instances across the plan: a pod whose reservation the plan's other
+    // claims hold is listed unschedulable, deferred to the next decision, as the provision function does.
+    const result = solve({
+      pods: workloads.pending,
+      nodePools,
+      instanceTypes: resolved.instanceTypes,
+      daemonSets: workloads.daemonSets,
+      existingNodes: existing.existingNodes,
+      nodePoolUsage: usage,
+    });
     // Only the price caveats matter for reading a plan (spot estimated, another region's prices
     // standing in); where the catalog came from does not.
     for (const note of (catalog.notes ?? []).filter((n) => /spot|standing in/i.test(n))) {
       io.stderr.write(`note: ${note}\n`);
     }
     io.stdout.write(json ? `${JSON.stringify(planToJSON(result, limits), null, 2)}\n` : formatPlan(result, limits));
-    for (const note of overbookedNotes(settled.overbooked, reservations)) io.stderr.write(`note: ${note}\n`);
     const requestsDir = flagValue(parsed, '--requests');
     if (requestsDir !== undefined) {
       const requests = planRequests({

@@ -204,6 +204,9 @@ export function computeConsolidation(
     daemonSets: ctx.daemonSets,
     existingNodes: ctx.landing.filter((n) => !names.has(n.name)).map((n) => ({ ...n, pods: [...n.pods] })),
     ...(usage ? { nodePoolUsage: usage } : {}),
+    // Karpenter's disruption simulations schedule with reserved-capacity fallback: a replacement is
+    // planned on what is left rather than wait for a reservation the simulation's other claims hold.
+    reservedOfferingMode: 'fallback',
   });
   const stranded = result.unschedulable.filter((u) => !pending.has(podKey(u.pod)));
   if (stranded.length > 0) {

@@ -326,6 +326,9 @@ function planReplacement(
     daemonSets: input.daemonSets,
     existingNodes: landing.filter((n) => n.name !== candidate.nodeName).map((n) => ({ ...n, pods: [...n.pods] })),
     ...(usage ? { nodePoolUsage: usage } : {}),
+    // Karpenter's disruption simulations schedule with reserved-capacity fallback: a replacement is
+    // planned on what is left rather than wait for a reservation the simulation's other claims hold.
+    reservedOfferingMode: 'fallback',
   });
   const placed = result.existingNodes.filter((p) => p.pods.length > 0);
   return {

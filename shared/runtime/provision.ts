@@ -13,7 +13,6 @@ import type { NodeSelectorRequirement, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
 import { METRIC, REGISTRATION_TTL_MS } from '../contracts';
 import type { InstanceType } from '../instancetypes/types';
-import { settleReservations } from '../launch/reservations';
 import { nodeClaimName as generatedName } from '../nodeclaim';
 import type { NodeClaimRecord } from '../nodeclaim/record';
 import { capacityFromCatalog, nodePoolUsage } from '../nodeclaim/usage';
@@ -229,30 +228,28 @@ async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decis
       if (topology.requirements.length > 0) volumeRequirements.set(pod, topology.requirements);
     }
   }
-  // The packer prices every claim as if a reservation held as many instances as wanted; settling
-  // gives the claims past its count the offering their launch will really get.
+  // The plan counts each reservation's instances (strict mode: a pod whose reservations the plan's
+  // other claims hold waits for the next decision, as Karpenter's provisioner defers it).
   const solved =
     toPlace.length === 0
       ? EMPTY_RESULT
-      : settleReservations(
-          solve({
-            pods: toPlace,
-            nodePools: deps.nodePools,
-            instanceTypes: types.byNodePool,
-            daemonSets: batch.daemonSets,
-            existingNodes: claims.map((c) => c.node),
-            volumeRequirements,
-            // Every claim of a pool that is not being deleted counts against its limits: the records
-            // (in flight ones too, at the largest type they may launch), our instances without one,
-            // and Nodes of the pool neither accounts for.
-            nodePoolUsage: nodePoolUsage({
-              records,
-              instances: live,
-              nodes: cluster.nodes,
-              typeCapacity: capacityFromCatalog(types.byNodePool),
-            }),
+      : solve({
+          pods: toPlace,
+          nodePools: deps.nodePools,
+          instanceTypes: types.byNodePool,
+          daemonSets: batch.daemonSets,
+          existingNodes: claims.map((c) => c.node),
+          volumeRequirements,
+          // Every claim of a pool that is not being deleted counts against its limits: the records
+          // (in flight ones too, at the largest type they may launch), our instances without one,
+          // and Nodes of the pool neither accounts for.
+          nodePoolUsage: nodePoolUsage({
+            records,
+            instances: live,
+            nodes: cluster.nodes,
+            typeCapacity: capacityFromCatalog(types.byNodePool),
           }),
-        ).result;
+        });
   return {
     result: { ...solved, unschedulable: [...unplaceable, ...solved.unschedulable] },
     capacity: claims,
@@ -347,11 +344,20 @@ export async function provision(
     decisionMs,
   });
 
-  for (const { pod, reasons } of result.unschedulable.slice(0, 20)) {
+  // Pods waiting for a reservation are deferred, not failed: like Karpenter, one log line and no
+  // FailedScheduling event; the watcher notices them again and the next decision plans them.
+  const waiting = result.unschedulable.filter((u) => u.reservedOffering);
+  const failed = waiting.length === 0 ? result.unschedulable : result.unschedulable.filter((u) => !u.reservedOffering);
+  if (waiting.length > 0) {
+    deps.log.info('pods deferred to the next decision: their reserved offerings are held by this decision', {
+      pods: waiting.slice(0, 100).map((u) => podKey(u.pod)),
+    });
+  }
+  for (const { pod, reasons } of failed.slice(0, 20)) {
     deps.log.warn('pod fits nowhere', { pod: podKey(pod), reasons });
   }
   const now = deps.clock();
-  await recordUnschedulable(deps, result.unschedulable, now);
+  await recordUnschedulable(deps, failed, now);
   const expiresAt = now + REGISTRATION_TTL_MS;
   const detail: NodeClaimsLaunchedDetail = {
     cluster: deps.cluster,

@@ -4,6 +4,7 @@ import type { NodeSelectorRequirement, Pod } from '../apis/core/v1';
 import type { NodePool, NodeSelectorRequirementWithMinValues, Taint } from '../apis/v1/types';
 import type { InstanceType, Offering, Resources } from '../instancetypes/types';
 import { Packer } from './packer';
+import type { ReservedOfferingMode } from './packing/reservations';
 
 /** A real node, or an in-flight NodeClaim not yet registered. */
 export interface ExistingNode {
@@ -44,6 +45,12 @@ export interface SchedulingInput {
    * domains its topology spreads count (kubernetes-sigs/karpenter#2777).
    */
   volumeRequirements?: ReadonlyMap<Pod, readonly NodeSelectorRequirement[]>;
+  /**
+   * A pod that could launch into a reserved offering whose remaining instances the plan's other claims
+   * hold: `strict` (default; Karpenter's provisioner) defers it to the next decision, `fallback`
+   * (Karpenter's disruption simulations) plans it on what is left. See packing/reservations.ts.
+   */
+  reservedOfferingMode?: ReservedOfferingMode;
 }
 
 export interface PlannedNodeClaim {
@@ -62,6 +69,11 @@ export interface PlannedNodeClaim {
 export interface UnschedulablePod {
   pod: Pod;
   reasons: string[];
+  /**
+   * Deferred, not failed: a reserved offering it could use has no instance left that this plan's other
+   * claims do not hold (Karpenter's ReservedOfferingError); the next decision plans it again.
+   */
+  reservedOffering?: true;
 }
 
 export interface SchedulingResult {
@@ -107,6 +119,7 @@ function better(a: SchedulingResult, b: SchedulingResult): boolean {
   return a.totalPrice < b.totalPrice * (1 - 1e-9);
 }
 
+export { RESERVED_UNAVAILABLE, type ReservedOfferingMode } from './packing/reservations';
 export type { Requirement } from './requirements';
 export { Requirements, requirementFrom } from './requirements';
 export { podRequests } from './resources';

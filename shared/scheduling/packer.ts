@@ -28,6 +28,7 @@ import { cmp } from './packing/ordering';
 import { PodTerms } from './packing/pod-terms';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
 import { type PostPassContext, PostPasses } from './packing/post-passes';
+import { ReservationLedger } from './packing/reservations';
 import { ConflictSkips, FullSkips, knownFull, markFull } from './packing/skips';
 import type {
   ClaimState,
@@ -81,6 +82,7 @@ export class Packer {
   private readonly terms = new PodTerms();
   private readonly targets: TopologyTargets;
   private readonly opening: ClaimOpening;
+  private readonly ledger: ReservationLedger;
   private readonly karpenterOrder: KarpenterOrder;
   private readonly conflicts = new ConflictSkips();
   private readonly full = new FullSkips();
@@ -95,7 +97,9 @@ export class Packer {
   ) {
     this.catalog = new TypeCatalog(input, this.dims);
     this.targets = new TopologyTargets(this.catalog, this.pools, this.existing);
+    this.ledger = new ReservationLedger(input, this.catalog);
     this.opening = new ClaimOpening({
+      ledger: this.ledger,
       catalog: this.catalog,
       dims: this.dims,
       pools: this.pools,
@@ -171,7 +175,8 @@ export class Packer {
     for (const f of failed) {
       if (f.pods.length === 0) continue;
       const reasons = unschedulableReasons(this.catalog, this.pools, this.existing.length > 0, f.variant);
-      for (const pod of f.pods) unschedulable.push({ pod, reasons });
+      const deferred = f.variant.reservedError !== undefined;
+      for (const pod of f.pods) unschedulable.push({ pod, reasons, ...(deferred ? { reservedOffering: true } : {}) });
     }
     if (unschedulable.length > 1) {
       const order = new Map(this.input.pods.map((p, i) => [p, i]));
@@ -201,7 +206,9 @@ export class Packer {
       post.fillSlack();
       post.rebalance();
     }
-    const nodeClaims = this.claims.filter((c) => c.pods.length > 0).map((c) => finalize(this.catalog, c));
+    const nodeClaims = this.claims
+      .filter((c) => c.pods.length > 0)
+      .map((c) => finalize(this.catalog, c, this.ledger.active));
     const existingNodes = this.existing.filter((n) => n.pods.length > 0).map((n) => ({ name: n.name, pods: n.pods }));
     const totalPrice = nodeClaims.reduce((sum, c) => sum + c.offering.price, 0);
     return { nodeClaims, existingNodes, unschedulable, totalPrice };
@@ -457,7 +464,8 @@ export class Packer {
     let remaining = pods;
     for (;;) {
       remaining = this.placeRun(variant, remaining);
-      if (remaining.length === 0) break;
+      // A pod waiting for a reservation keeps its preferences: relaxed, it would take what strict mode refuses.
+      if (remaining.length === 0 || variant.reservedError) break;
       const next = this.terms.variant(cls, level + 1);
       if (!next) break;
       variant = next;
@@ -470,6 +478,7 @@ export class Packer {
   // Placement
 
   private placeRun(v: Variant, pods: Pod[]): Pod[] {
+    v.reservedError = undefined;
     if (this.order === 'karpenter' && v.pinKeys.length === 1 && !v.hostAffinity)
       return this.karpenterOrder.placeRunClaimFirst(v, pods);
     let i = 0;
@@ -490,6 +499,8 @@ export class Packer {
       const placed = this.placeBatch(v, pods, i, budget, targets);
       if (placed === 0) {
         const first = targets[0];
+        // Not another domain either: strict mode defers the pod rather than launch it elsewhere.
+        if (v.reservedError) return pods.slice(i);
         if (!first) return pods.slice(i);
         let set = blocked.get(first[0]);
         if (!set) {
@@ -649,6 +660,7 @@ export class Packer {
     if (best === 0) return FULL;
     let n = Math.min(room, best);
     if (n > 0 && pool.hasMinValues) n = this.opening.limitByMinValues(pool, merged.id, node, req, n);
+    if (n > 0 && node.reserved) n = this.ledger.room(node, merged.id, req, n);
     return n > 0 ? { n, claim: { reqsId: merged.id, frontier, capPrice } } : none;
   }
 
@@ -663,6 +675,7 @@ export class Packer {
       node.reqs = this.catalog.reqsById[claim.reqsId]!;
       node.frontier = claim.frontier.filter((t) => fitsUsed(t.alloc, node.used));
       node.capPrice = claim.capPrice;
+      if (node.reserved) this.ledger.settle(node);
     }
     const example = pods[start]!;
     for (const g of v.cls.matched) this.count(g, node, n, example);

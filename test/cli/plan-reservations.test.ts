@@ -1,7 +1,7 @@
 // `karpless plan --capacity-reservation ID=ZONE:TYPE[:COUNT]`: the dry run plans onto reservations
 // the EC2NodeClass would select, and --requests shows the reserved launch and the fallback.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CreateFleetCommandInput, CreateLaunchTemplateCommandInput } from '@aws-sdk/client-ec2';
@@ -69,7 +69,7 @@ describe('karpless plan --capacity-reservation', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('plans onto the reservation and writes the reserved launch, then the fallback past its count', async () => {
+  it('plans onto the reservation up to its count and writes the reserved launches; the pod past it waits', async () => {
     const out = join(dir, 'requests');
     const result = await inProcess([
       'plan',
@@ -86,19 +86,22 @@ describe('karpless plan --capacity-reservation', () => {
     expect(result.code).toBe(0);
     const plan = JSON.parse(result.stdout) as {
       nodeClaims: { offering: { capacityType: string; zone: string; reservationId?: string } }[];
+      unschedulable: { pod: string; reasons: string[]; reservedOffering?: boolean }[];
     };
-    expect(plan.nodeClaims).toHaveLength(3);
-    // Two claims fit the reservation; the third gets the NodePool's next capacity type, spot.
+    // Two claims hold the reservation's two instances; the third pod could use it too, so (Karpenter's
+    // strict reserved-offering mode) it waits for the next decision instead of launching spot.
     expect(plan.nodeClaims.map((c) => c.offering)).toEqual([
       expect.objectContaining({ capacityType: 'reserved', zone: 'us-east-1a', reservationId: 'cr-0abc' }),
       expect.objectContaining({ capacityType: 'reserved', zone: 'us-east-1a', reservationId: 'cr-0abc' }),
-      expect.objectContaining({ capacityType: 'spot' }),
     ]);
-    expect(result.stderr).not.toContain('than it holds');
+    expect(plan.unschedulable).toEqual([
+      {
+        pod: expect.stringMatching(/^default\/train-.*-2$/),
+        reasons: [expect.stringContaining('could not be reserved')],
+        reservedOffering: true,
+      },
+    ]);
 
-    const fleets = [1, 2, 3].map((n) =>
-      readJSON<CreateFleetCommandInput>(join(out, `reserved-plan-${n}`, 'create-fleet.json')),
-    );
     for (const n of [1, 2]) {
       const template = readJSON<CreateLaunchTemplateCommandInput>(
         join(out, `reserved-plan-${n}`, 'create-launch-template-1.json'),
@@ -107,22 +110,15 @@ describe('karpless plan --capacity-reservation', () => {
         CapacityReservationPreference: 'capacity-reservations-only',
         CapacityReservationTarget: { CapacityReservationId: 'cr-0abc' },
       });
-      const fleet = fleets[n - 1];
-      expect(fleet?.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('on-demand');
+      const fleet = readJSON<CreateFleetCommandInput>(join(out, `reserved-plan-${n}`, 'create-fleet.json'));
+      expect(fleet.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('on-demand');
       expect(
-        (fleet?.LaunchTemplateConfigs ?? []).flatMap((c) =>
+        (fleet.LaunchTemplateConfigs ?? []).flatMap((c) =>
           (c.Overrides ?? []).map((o) => `${o.InstanceType}:${o.AvailabilityZone}`),
         ),
       ).toEqual(['m5.large:us-east-1a']);
     }
-    // The third claim finds the reservation used up and launches spot, as the launcher would.
-    expect(fleets[2]?.TargetCapacitySpecification?.DefaultTargetCapacityType).toBe('spot');
-    const third = readJSON<CreateLaunchTemplateCommandInput>(
-      join(out, 'reserved-plan-3', 'create-launch-template-1.json'),
-    );
-    expect(third.LaunchTemplateData?.CapacityReservationSpecification).toEqual({
-      CapacityReservationPreference: 'none',
-    });
+    expect(existsSync(join(out, 'reserved-plan-3'))).toBe(false);
   });
 
   it('shows the reservation in the plan table', async () => {
@@ -137,25 +133,28 @@ describe('karpless plan --capacity-reservation', () => {
     ]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/reserved\s+m5\.large\s+reserved \(cr-0abc\)\s+us-east-1a\s+1/);
-    expect(result.stderr).not.toContain('than it holds');
   });
 
-  it('keeps claims on a full reservation, with a note, when the NodePool allows nothing else', async () => {
+  it('lists the pod past the reservation count as waiting for it, whatever else the NodePool allows', async () => {
     const reservedOnly = join(dir, 'reserved-only.yaml');
     writeFileSync(reservedOnly, MANIFESTS.replace('values: [reserved, spot, on-demand]', 'values: [reserved]'));
-    const result = await inProcess([
-      'plan',
-      '--manifests',
-      reservedOnly,
-      '--pods',
-      pods,
-      '--capacity-reservation',
-      'cr-0abc=us-east-1a:m5.large:2',
-    ]);
-    expect(result.code).toBe(0);
-    expect(result.stderr).toContain(
-      'note: 1 more NodeClaim planned onto cr-0abc than it holds (2), and the NodePool allows no other capacity type: its launch fails until the reservation frees up',
-    );
+    for (const path of [reservedOnly, manifests]) {
+      const result = await inProcess([
+        'plan',
+        '--manifests',
+        path,
+        '--pods',
+        pods,
+        '--capacity-reservation',
+        'cr-0abc=us-east-1a:m5.large:2',
+      ]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/Unschedulable pods \(1\):\n {2}default\/train-\S+-2\n/);
+      expect(result.stdout).toContain(
+        'NodePool reserved: one or more instance types with compatible reserved offerings are available, but could not be reserved (cr-0abc: every instance left is held by another claim of this plan); deferred to the next decision',
+      );
+      expect(result.stdout).toMatch(/Total: 2 NodeClaims for 2 pods, .*\(1 unschedulable\)/);
+    }
   });
 
   it('notes a reservation nothing selects, or the catalog cannot offer, and plans without it', async () => {

@@ -123,28 +123,49 @@ beforeEach(() => {
 });
 
 describe('provision', () => {
-  it('plans no more claims onto a capacity reservation than it holds; the rest get their next offering', async () => {
-    const reserved = instanceType('m5.large', { cpu: 2, memoryGiB: 8, price: 0.096, zones: ['us-west-2a'] });
-    reserved.offerings.push({
-      zone: 'us-west-2a',
-      capacityType: 'reserved',
-      price: 0.096 / 10_000_000,
-      available: true,
-      reservationId: 'cr-1',
-      reservationCapacity: 1,
-    });
+  it('launches no more claims into a reservation than it has instances; the pod left waits for the next decision, then takes on-demand', async () => {
+    // What the capacity reservation provider lists: `left` instances, unavailable once none is left.
+    let left = 1;
+    const reservedType = () => {
+      const t = instanceType('m5.large', { cpu: 2, memoryGiB: 8, price: 0.096, zones: ['us-west-2a'] });
+      t.offerings.push({
+        zone: 'us-west-2a',
+        capacityType: 'reserved',
+        price: 0.096 / 10_000_000,
+        available: left > 0,
+        reservationId: 'cr-1',
+        reservationCapacity: left,
+      });
+      return t;
+    };
     const pool = nodePool('default', {
       requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['reserved', 'on-demand'] }],
     });
-    const report = await provision(
-      deps({
-        nodePools: [pool],
-        instanceTypes: async () => ({ byNodePool: { default: [reserved] }, priceSource: 'bundled' }),
-      }),
-      batch(pods(2, 'p', '1500m')),
-    );
-    expect(launches.map((l) => l.claim.offering.capacityType).sort()).toEqual(['on-demand', 'reserved']);
-    expect(report.detail.nodeClaims.map((c) => c.price).sort((a, b) => a - b)).toEqual([0.096 / 10_000_000, 0.096]);
+    const d = deps({
+      nodePools: [pool],
+      instanceTypes: async () => ({ byNodePool: { default: [reservedType()] }, priceSource: 'bundled' }),
+    });
+    const first = await provision(d, batch(pods(2, 'p', '1500m')));
+    // Karpenter's strict reserved-offering mode: no on-demand while the reservation may still serve it.
+    expect(launches.map((l) => l.claim.offering.capacityType)).toEqual(['reserved']);
+    expect(launches[0]?.claim.requirements).toContainEqual({
+      key: 'karpenter.k8s.aws/capacity-reservation-id',
+      operator: 'In',
+      values: ['cr-1'],
+    });
+    expect(first.detail.unschedulable).toEqual([
+      { pod: 'default/p1', reasons: [expect.stringContaining('could not be reserved')] },
+    ]);
+    // Deferred, not failed: one log line, no FailedScheduling record.
+    expect(log.lines.find((l) => l.message.startsWith('pods deferred'))?.fields).toEqual({ pods: ['default/p1'] });
+    expect(log.lines.some((l) => l.message === 'pod fits nowhere')).toBe(false);
+
+    left = 0;
+    now += 10_000;
+    const second = await provision(d, batch(pods(2, 'p', '1500m')));
+    expect(launches.map((l) => l.claim.offering.capacityType)).toEqual(['reserved', 'on-demand']);
+    expect(second.detail.nodeClaims.flatMap((c) => c.pods)).toEqual(['default/p1']);
+    expect(second.detail.unschedulable).toEqual([]);
   });
 
   it('plans, launches, nominates the pods and reports the claims with their prices', async () => {

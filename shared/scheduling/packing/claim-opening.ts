@@ -8,6 +8,7 @@ import type { TypeCatalog } from './catalog';
 import { satisfiesMinValues, unmetMinValues } from './offerings';
 import { staticFit } from './pool-fit';
 import { formatLimit } from './reason-text';
+import type { ReservationLedger, ReservedOption } from './reservations';
 import type { ClaimState, Group, PackingOrder, PodClass, PoolState, PricedType, Variant } from './state';
 import { type Dims, exceeds, fitsOne, fitsUsed, unitsOf } from './vectors';
 
@@ -23,6 +24,7 @@ export interface OpeningContext {
   readonly groups: readonly Group[];
   readonly order: PackingOrder;
   readonly shareForcedNodes: boolean;
+  readonly ledger: ReservationLedger;
   classes(): readonly PodClass[];
   variant(cls: PodClass, level: number): Variant | undefined;
 }
@@ -158,7 +160,9 @@ export class ClaimOpening {
       const memo = this.openMemo.get(memoKey);
       if (memo && exceeds(memo.charged, pool.remaining) < 0) {
         // Same choice as last time: everything it may charge still fits the remaining limits.
-        this.ctx.claims.push(this.newClaim(pool, merged.id, memo.capPrice, ds, memo.charged, memo.forcedBy));
+        const reserved = this.reserve(v, pool, merged.id, ds);
+        if (!reserved) return undefined;
+        this.ctx.claims.push(this.newClaim(pool, merged.id, memo.capPrice, ds, memo.charged, memo.forcedBy, reserved));
         return this.ctx.claims[this.ctx.claims.length - 1];
       }
       let best: PricedType | undefined;
@@ -228,11 +232,32 @@ export class ClaimOpening {
           for (let r = 0; r < charged.length; r++) charged[r] = Math.max(charged[r]!, p.t.capacity[r]!);
         }
       }
+      const reserved = this.reserve(v, pool, merged.id, ds);
+      if (!reserved) return undefined;
       this.openMemo.set(memoKey, { capPrice, charged, forcedBy });
-      const node = this.newClaim(pool, merged.id, capPrice, ds, charged, forcedBy);
+      const node = this.newClaim(pool, merged.id, capPrice, ds, charged, forcedBy, reserved);
       this.ctx.claims.push(node);
       return node;
     }
+    return undefined;
+  }
+
+  /**
+   * The reserved offerings a claim of the pool opened for the class holds: of every type it could launch
+   * as (fits the pod beside the overhead, within the limits left), as Karpenter reserves them. Undefined
+   * when strict mode defers the pod: then no lower-weight NodePool is tried either.
+   */
+  private reserve(v: Variant, pool: PoolState, reqsId: number, ds: Float64Array): ReservedOption[] | undefined {
+    const { ledger } = this.ctx;
+    if (!ledger.active) return [];
+    const outcome = ledger.open(
+      pool,
+      reqsId,
+      (t) => fitsOne(t.alloc, ds, v.cls.req) && !(pool.limited && exceeds(t.capacity, pool.remaining) >= 0),
+    );
+    if ('held' in outcome) return outcome.held;
+    v.poolReasons[pool.index] = `NodePool ${pool.name}: ${outcome.error}`;
+    v.reservedError = outcome.error;
     return undefined;
   }
 
@@ -248,10 +273,12 @@ export class ClaimOpening {
     ds: Float64Array,
     charged: Float64Array,
     forcedBy: Variant | undefined,
+    reserved: ReservedOption[],
   ): ClaimState {
     const node: ClaimState = {
       kind: 'claim',
       ...(forcedBy ? { forcedBy } : {}),
+      ...(reserved.length > 0 ? { reserved } : {}),
       index: this.ctx.claims.length,
       name: `${pool.name}-${this.ctx.claims.length}`,
       pool,
@@ -276,6 +303,7 @@ export class ClaimOpening {
 
   discardClaim(node: ClaimState): void {
     const pool = node.pool;
+    this.ctx.ledger.release(node);
     if (node.charged) for (let r = 0; r < node.charged.length; r++) pool.remaining[r]! += node.charged[r]!;
     pool.nodesRemaining += 1;
     const index = this.ctx.claims.lastIndexOf(node);

@@ -2,10 +2,20 @@
 // charge), cheapest first, and the NodeClaim with those types and the cheapest offering.
 
 import type { NodeSelectorRequirementWithMinValues } from '../../apis/v1/types';
-import type { InstanceType } from '../../instancetypes/types';
+import type { InstanceType, Offering } from '../../instancetypes/types';
 import type { PlannedNodeClaim } from '../index';
-import { LABEL_INSTANCE_TYPE } from '../requirements';
+import {
+  allows,
+  LABEL_CAPACITY_TYPE,
+  LABEL_INSTANCE_TYPE,
+  LABEL_ZONE,
+  LABEL_ZONE_ID,
+  type Requirements,
+} from '../requirements';
 import type { TypeCatalog } from './catalog';
+import { preferredOffering } from './offerings';
+import { cmp } from './ordering';
+import { LABEL_RESERVATION_ID } from './reservations';
 import type { ClaimState, PricedType } from './state';
 
 /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
@@ -53,8 +63,13 @@ function scanFitting(catalog: TypeCatalog, node: ClaimState, take: (p: PricedTyp
   }
 }
 
-/** The NodeClaim as planned: its requirements with every type that fits, cheapest first, and its offering. */
-export function finalize(catalog: TypeCatalog, node: ClaimState): PlannedNodeClaim {
+/**
+ * The NodeClaim as planned: its requirements with every type that fits, cheapest first, and its offering.
+ * With reservations counted (`reservations`), a claim holding some launches only into those (Karpenter's
+ * FinalizeScheduling pins capacity type and reservation ids), and one holding none into no reservation.
+ */
+export function finalize(catalog: TypeCatalog, node: ClaimState, reservations = false): PlannedNodeClaim {
+  if (reservations) return finalizeReserved(catalog, node);
   const pool = node.pool;
   // One pass lists the types and their names: thousands of claims each list hundreds of types.
   const instanceTypes: InstanceType[] = [];
@@ -83,4 +98,78 @@ export function finalize(catalog: TypeCatalog, node: ClaimState): PlannedNodeCla
     pods: node.pods,
     requests: catalog.dims.toResources(node.used),
   };
+}
+
+/**
+ * finalize when the plan counts reservations: a claim holding some launches into those reservations only
+ * (Karpenter's FinalizeScheduling adds `capacity-reservation-id In [held]`), one holding none into no
+ * reservation. Unlike Karpenter, which also pins the capacity type to reserved, the claim keeps its other
+ * types and capacity types: when EC2 reports a held reservation full after all, karpless's launch falls
+ * back within the same launch instead of failing it.
+ */
+function finalizeReserved(catalog: TypeCatalog, node: ClaimState): PlannedNodeClaim {
+  const held = node.reserved ?? [];
+  const reqs = catalog.reqsById[node.reqsId]!;
+  const priced: PricedType[] = [];
+  let unreserved = false;
+  for (const p of finalTypes(catalog, node)) {
+    let best: Offering | undefined;
+    for (const o of held) if (o.t === p.t && (!best || cheaper(o.offering, best))) best = o.offering;
+    // The claim keeps the types it holds nothing of, at their price without a reservation: the launch
+    // falls back to them when EC2 reports a held reservation full after all.
+    if (!best && p.offering.capacityType !== 'reserved') best = p.offering;
+    if (!best) {
+      best = cheapestUnreserved(p.t.it, reqs);
+      unreserved ||= held.length === 0;
+    }
+    if (best) priced.push({ t: p.t, price: best.price, offering: best });
+  }
+  // A claim whose every type is a reservation it does not hold keeps them (launch then says so).
+  const list = priced.length > 0 ? priced : finalTypes(catalog, node);
+  list.sort((a, b) => a.price - b.price || cmp(a.t.it.name, b.t.it.name));
+  const requirements: NodeSelectorRequirementWithMinValues[] = catalog
+    .selectorRequirements(node.reqsId)
+    .filter((r) => r.key !== LABEL_INSTANCE_TYPE)
+    .map((r) => (r.values ? { ...r, values: [...r.values] } : { ...r }));
+  requirements.push({ key: LABEL_INSTANCE_TYPE, operator: 'In', values: list.map((p) => p.t.it.name) });
+  if (held.length > 0) {
+    const ids = [...new Set(held.map((o) => o.offering.reservationId))].sort();
+    requirements.push({ key: LABEL_RESERVATION_ID, operator: 'In', values: ids });
+  } else if (unreserved && priced.length > 0) {
+    // Held by other claims: its launch must not take one of their instances.
+    const ct = reqs.get(LABEL_CAPACITY_TYPE);
+    const values = ['spot', 'on-demand'].filter((v) => !ct || allows(ct, v));
+    const i = requirements.findIndex((r) => r.key === LABEL_CAPACITY_TYPE);
+    const narrowed = { key: LABEL_CAPACITY_TYPE, operator: 'In' as const, values };
+    if (i >= 0) requirements[i] = narrowed;
+    else requirements.push(narrowed);
+  }
+  const cheapest = list[0]!;
+  return {
+    nodePool: node.pool.name,
+    requirements,
+    instanceTypes: list.map((p) => p.t.it),
+    offering: { ...cheapest.offering, instanceType: cheapest.t.it.name },
+    pods: node.pods,
+    requests: catalog.dims.toResources(node.used),
+  };
+}
+
+function cheaper(a: Offering, b: Offering): boolean {
+  return a.price < b.price || (a.price === b.price && preferredOffering(a, b));
+}
+
+/** The type's cheapest available offering the requirements allow that is not a reservation. */
+function cheapestUnreserved(it: InstanceType, reqs: Requirements): Offering | undefined {
+  const zone = reqs.get(LABEL_ZONE);
+  const zoneId = reqs.get(LABEL_ZONE_ID);
+  const ct = reqs.get(LABEL_CAPACITY_TYPE);
+  let best: Offering | undefined;
+  for (const o of it.offerings) {
+    if (!o.available || o.capacityType === 'reserved') continue;
+    if ((zone && !allows(zone, o.zone)) || (zoneId && !allows(zoneId, o.zoneID)) || (ct && !allows(ct, o.capacityType)))
+      continue;
+    if (!best || cheaper(o, best)) best = o;
+  }
+  return best;
 }

@@ -107,6 +107,7 @@ export class KarpenterOrder {
     for (const a of allowed) {
       const t = pinned(a.value);
       const node = this.ctx.opening.openClaim(v, t.reqs, t.id);
+      if (!node && v.reservedError) return false;
       if (!node) continue;
       const fit = this.ctx.canTakeClaim(v, node, t.reqs, t.id, 1);
       if (fit.n === 0) {

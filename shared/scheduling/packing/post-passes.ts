@@ -205,7 +205,8 @@ export class PostPasses {
    * a claim lists, so NodePool limits hold.
    */
   fillSlack(): void {
-    const claims = this.ctx.claims.filter((c) => c.pods.length > 0 && !c.pool.hasMinValues);
+    // Claims holding reservations stay as planned (see TailRepack.repackTails).
+    const claims = this.ctx.claims.filter((c) => c.pods.length > 0 && !c.pool.hasMinValues && !c.reserved);
     if (claims.length < 2) return;
     const price = new Map<ClaimState, PricedType>();
     for (const c of claims) price.set(c, cheapestFinalType(this.ctx.catalog, c));
@@ -413,7 +414,7 @@ export class PostPasses {
     const price = new Map<ClaimState, number>();
     const candidates: ClaimState[] = [];
     for (const c of this.ctx.claims) {
-      if (c.pods.length === 0 || c.pool.hasMinValues) continue;
+      if (c.pods.length === 0 || c.pool.hasMinValues || c.reserved) continue;
       price.set(c, cheapestFinalType(this.ctx.catalog, c).price);
       candidates.push(c);
     }
@@ -482,7 +483,7 @@ export class PostPasses {
     const candidates: ClaimState[] = [];
     for (const c of this.ctx.claims) {
       const pool = c.pool;
-      if (c.pods.length === 0 || pool.limited || pool.hasMinValues) continue;
+      if (c.pods.length === 0 || pool.limited || pool.hasMinValues || c.reserved) continue;
       if (!c.batches.every((b) => this.hostOnly(b.cls))) continue;
       price.set(c, cheapestFinalType(this.ctx.catalog, c).price);
       candidates.push(c);

@@ -6,6 +6,7 @@ import type { NodePool, Taint } from '../../apis/v1/types';
 import type { InstanceType, Offering } from '../../instancetypes/types';
 import type { Requirement, Requirements } from '../requirements';
 import type { TopologyTerm } from '../topology';
+import type { ReservedOption } from './reservations';
 
 export interface TypeInfo {
   it: InstanceType;
@@ -104,6 +105,8 @@ export interface ClaimState extends HostState {
   charged?: Float64Array;
   /** The pod class it was opened for when its cap is that pod's share of a forced node (forcedShareCap). */
   forcedBy?: Variant;
+  /** The reserved offerings it holds an instance of (reservations.ts); the post passes leave such claims be. */
+  reserved?: ReservedOption[];
 }
 
 export type NodeState = ExistingState | ClaimState;
@@ -170,6 +173,8 @@ export interface Variant {
   targetReqs: Map<string, { reqs: Requirements; id: number }>;
   poolReasons: (string | undefined)[];
   topologyReason?: string | undefined;
+  /** Strict reserved-offering mode: why its last claim was not opened; the pods wait, unrelaxed. */
+  reservedError?: string | undefined;
   relaxation: string | undefined;
 }
 

@@ -29,7 +29,8 @@ export class TailRepack {
     const runs = new Map<string, ClaimState[]>();
     for (const node of this.ctx.claims) {
       const pool = node.pool;
-      if (node.pods.length === 0 || pool.hasMinValues || !this.movable(node)) continue;
+      // A claim holding reservations keeps its pods: moved, they could launch where nothing is reserved.
+      if (node.pods.length === 0 || pool.hasMinValues || node.reserved || !this.movable(node)) continue;
       const key = `${pool.index}:${node.reqsId}`;
       const run = runs.get(key);
       if (run) run.push(node);
