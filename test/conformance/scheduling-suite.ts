@@ -105,6 +105,8 @@ export interface Expectation {
   nodeLabels?: Record<string, Record<string, string>>;
   /** Label keys the node a pod lands on must not have. */
   notNodeLabels?: Record<string, string[]>;
+  /** Label values the node a pod lands on must not have (Gomega's HaveKeyWithValue(k, Not(Equal(v)))). */
+  notNodeLabelValues?: Record<string, Record<string, string>>;
   sameNode?: string[][];
   differentNodes?: string[][];
   /** Pod → the existing node it lands on. */
@@ -174,6 +176,8 @@ export interface SchedulingCase {
   nodePools: RawPool[];
   /** Instead of the fake provider's default list: `fakeInstanceTypes: N` is fake.InstanceTypes(N), `extra` resources added per type. */
   instanceTypes?: (FakeOptions & { name: string })[];
+  /** cloudProvider.InstanceTypesForNodePool: a NodePool's own types instead of the case's. */
+  instanceTypesByPool?: Record<string, (FakeOptions & { name: string })[]>;
   fakeInstanceTypes?: FakeTypeSet;
   pods: RawPod[];
   daemonSets?: RawPod[];
@@ -403,7 +407,12 @@ export function plan(c: SchedulingCase): Outcome {
     pods: planned,
     volumeRequirements,
     nodePools,
-    instanceTypes: Object.fromEntries(nodePools.map((p) => [p.metadata.name, types])),
+    instanceTypes: Object.fromEntries(
+      nodePools.map((p) => {
+        const own = c.instanceTypesByPool?.[p.metadata.name];
+        return [p.metadata.name, own ? own.map((o) => fakeInstanceType(o.name, o)) : types];
+      }),
+    ),
     daemonSets: (c.daemonSets ?? []).flatMap(toPods),
     existingNodes,
   });
@@ -503,6 +512,12 @@ export function disagreements(c: SchedulingCase, o: Outcome): string[] {
   for (const [pod, keys] of Object.entries(e.notNodeLabels ?? {})) {
     const at = where(pod);
     for (const k of keys) if (at?.labels[k] !== undefined) out.push(`${pod}: node has label ${k}`);
+  }
+  for (const [pod, labels] of Object.entries(e.notNodeLabelValues ?? {})) {
+    const at = where(pod);
+    for (const [k, v] of Object.entries(labels))
+      if (!at || at.labels[k] === undefined || at.labels[k] === v)
+        out.push(`${pod}: node label ${k}=${at?.labels[k]}, upstream not ${v}`);
   }
   for (const group of e.sameNode ?? []) {
     const nodes = new Set(group.map((p) => where(p)?.node));
