@@ -1,5 +1,6 @@
 // provision λ (SQS FIFO, one message group per cluster): the batch's PodsUnschedulable notices →
-// one decision → NodeClaims launched. A malformed notice is logged and acknowledged. A failed
+// one decision → NodeClaims launched (parts of a split notice kept until their observation is
+// complete, for a bounded time: notice-parts.ts). A malformed notice is logged and acknowledged. A failed
 // decision or launch returns the whole batch (FIFO order) after a backoff of seconds, and after the
 // last attempt each record goes to the dead-letter queue with the reason (shared/runtime/provision-retry.ts).
 
@@ -9,7 +10,8 @@ import { errorMessage } from '../../shared/providers/aws-errors';
 import { beforeActing } from '../../shared/runtime/deps/configuration';
 import { provisionDeps, provisionRetryQueue } from '../../shared/runtime/deps/provision';
 import { buildRuntime } from '../../shared/runtime/environment';
-import { parseProvisionRecords } from '../../shared/runtime/notices';
+import { gatherNotices } from '../../shared/runtime/notice-parts';
+import { parseNoticeRecords, provisionBatchOf } from '../../shared/runtime/notices';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
 import { type ProvisionDeps, provision } from '../../shared/runtime/provision';
 import { type FailedRecord, type RetryQueuePort, settleFailedBatch } from '../../shared/runtime/provision-retry';
@@ -39,12 +41,18 @@ export function createHandler(
     try {
       const deps = await load();
       await beforeActing();
-      const { batch, rejected } = parseProvisionRecords(event.Records, deps.cluster);
+      const { details, rejected } = parseNoticeRecords(event.Records, deps.cluster);
       for (const r of rejected) tools.logger.error('malformed notice acknowledged', { ...r });
+      // Parts of a split notice wait (bounded) for the rest of their observation: one plan for all.
+      const gathered = deps.noticeParts
+        ? await gatherNotices({ parts: deps.noticeParts, clock: deps.clock, log: deps.log }, details)
+        : undefined;
+      const batch = provisionBatchOf(gathered ? gathered.ready : details);
       // A hand-built context (tests, local runs) may not say how much time is left: then all of it is.
       const remainingMs =
         typeof context?.getRemainingTimeInMillis === 'function' ? () => context.getRemainingTimeInMillis() : undefined;
       if (batch) await provision(deps, batch, remainingMs ? { remainingMs } : {});
+      await gathered?.planned();
       return { batchItemFailures: [] };
     } catch (error) {
       const reason = errorMessage(error);

@@ -39,4 +39,6 @@ export const STATE_ITEM = {
   nodeClaims: 'nodeclaim',
   /** pk `unschedulable`, sk = `<reasons hash>#<decision>#<part>`: pods a decision placed nowhere, and why. */
   unschedulable: 'unschedulable',
+  /** pk `noticepart`, sk = `<batchId>#<index>`: a part of a split notice waiting for the others. */
+  noticeParts: 'noticepart',
 } as const;

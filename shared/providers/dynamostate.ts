@@ -22,6 +22,7 @@ import type {
   DrainRecord,
   FullStateStore,
   Nomination,
+  NoticePartRecord,
   PriceSnapshot,
   UnavailableOfferingRecord,
   UnschedulableRecord,
@@ -98,6 +99,10 @@ function num(item: Item, name: string): number {
 
 function podLockKey(uid: string): Key {
   return { pk: `${STATE_ITEM.podLockPrefix}${uid}`, sk: 'nomination' };
+}
+
+function noticePartKey(batchId: string, index: number): Key {
+  return { pk: STATE_ITEM.noticeParts, sk: `${batchId}#${String(index).padStart(5, '0')}` };
 }
 
 export interface DynamoStateStoreOptions {
@@ -519,6 +524,56 @@ export class DynamoStateStore implements FullStateStore {
   }
 
   /** Every item of one partition, read consistently (the previous invocation's writes count). */
+  // --- parts of split notices --------------------------------------------------------------------
+
+  async putNoticePart(part: NoticePartRecord): Promise<void> {
+    const key = noticePartKey(part.batchId, part.index);
+    // Gzipped: a part is up to 256 KiB of JSON, and a write costs a capacity unit per KiB.
+    const item: Item = {
+      ...keyOf(key),
+      batchId: s(part.batchId),
+      index: n(part.index),
+      count: n(part.count),
+      receivedAt: n(part.receivedAt),
+      data: { B: await gzipAsync(Buffer.from(part.detail)) },
+      ...expiry(part.expiresAt),
+    };
+    await this.call('writing', key, () => this.dynamo.putItem({ TableName: this.tableName, Item: item }));
+  }
+
+  async noticeParts(): Promise<NoticePartRecord[]> {
+    const now = this.clock();
+    const items = (await this.queryPartition(STATE_ITEM.noticeParts)).filter((item) => num(item, 'expiresAtMs') > now);
+    return Promise.all(
+      items.map(async (item) => {
+        const key = noticePartKey(str(item, 'batchId'), num(item, 'index'));
+        let detail: string;
+        try {
+          detail = (await gunzipAsync(item.data?.B ?? new Uint8Array())).toString('utf8');
+        } catch (error) {
+          throw new StateTableError(this.tableName, 'decoding the data attribute', describeKey(key), error);
+        }
+        return {
+          batchId: str(item, 'batchId'),
+          index: num(item, 'index'),
+          count: num(item, 'count'),
+          detail,
+          receivedAt: num(item, 'receivedAt'),
+          expiresAt: num(item, 'expiresAtMs'),
+        };
+      }),
+    );
+  }
+
+  async deleteNoticeParts(batchId: string, indexes: readonly number[]): Promise<void> {
+    await Promise.all(
+      indexes.map((index) => {
+        const key = noticePartKey(batchId, index);
+        return this.call('deleting', key, () => this.dynamo.deleteItem({ TableName: this.tableName, Key: keyOf(key) }));
+      }),
+    );
+  }
+
   async recordUnschedulable(record: UnschedulableRecord): Promise<void> {
     const reasonsKey = createHash('sha256').update(JSON.stringify(record.reasons)).digest('hex').slice(0, 16);
     for (const [part, podUids] of chunk(record.podUids, UNSCHEDULABLE_PODS_PER_ITEM).entries()) {

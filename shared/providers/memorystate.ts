@@ -12,6 +12,7 @@ import type {
   DrainRecord,
   FullStateStore,
   Nomination,
+  NoticePartRecord,
   PriceSnapshot,
   UnavailableOfferingRecord,
   UnschedulableRecord,
@@ -35,12 +36,25 @@ export class InMemoryStateStore implements FullStateStore {
   private readonly budgets = new Map<string, Map<string, number>>();
   private readonly claims = new Map<string, NodeClaimRecord>();
   private unschedulableRecords: UnschedulableRecord[] = [];
+  private readonly parts = new Map<string, NoticePartRecord>();
   private claimVersion = 0;
 
   constructor(private readonly clock: Clock = systemClock) {}
 
   private live<T extends Expiring>(item: T | undefined): item is T {
     return item !== undefined && item.expiresAt > this.clock();
+  }
+
+  async putNoticePart(part: NoticePartRecord): Promise<void> {
+    this.parts.set(`${part.batchId}#${part.index}`, structuredClone(part));
+  }
+
+  async noticeParts(): Promise<NoticePartRecord[]> {
+    return [...this.parts.values()].filter((p) => this.live(p)).map((p) => structuredClone(p));
+  }
+
+  async deleteNoticeParts(batchId: string, indexes: readonly number[]): Promise<void> {
+    for (const index of indexes) this.parts.delete(`${batchId}#${index}`);
   }
 
   async recordUnschedulable(record: UnschedulableRecord): Promise<void> {

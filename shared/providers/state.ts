@@ -80,6 +80,28 @@ export interface UnschedulableState {
   unschedulable(): Promise<UnschedulableRecord[]>;
 }
 
+/**
+ * A part of a split PodsUnschedulable notice, kept until the other parts of its observation arrive
+ * so the observation is planned whole (shared/runtime/notice-parts.ts).
+ */
+export interface NoticePartRecord {
+  batchId: string;
+  index: number;
+  count: number;
+  /** The part's detail as JSON (a notice entry is at most 256 KiB: it fits one item). */
+  detail: string;
+  /** Epoch ms the first kept part of its observation arrived: the wait for the others counts from it. */
+  receivedAt: number;
+  expiresAt: number;
+}
+
+export interface NoticePartState {
+  putNoticePart(part: NoticePartRecord): Promise<void>;
+  /** Live kept parts of every observation (not expired). */
+  noticeParts(): Promise<NoticePartRecord[]>;
+  deleteNoticeParts(batchId: string, indexes: readonly number[]): Promise<void>;
+}
+
 export interface PriceSnapshot {
   /** 'bundled', 'pricing-api', 'spot-price-history', or a combination joined by '+'. */
   source: string;
@@ -215,7 +237,7 @@ export interface NodeClaimStore {
   deleteNodeClaim(name: string): Promise<void>;
 }
 
-export type FullStateStore = StateStore & StateLedgers & NodeClaimStore & UnschedulableState;
+export type FullStateStore = StateStore & StateLedgers & NodeClaimStore & UnschedulableState & NoticePartState;
 
 /** What a disruption (drift, expiration, emptiness, consolidation) reads and writes: its record, the budget ledger, drains. */
 export type DisruptionState = Pick<

@@ -48,7 +48,13 @@ function namedPods(detail: PodsUnschedulableDetail): string {
   return names.length > 20 ? `pods ${shown} and ${names.length - 20} more` : `pods ${shown}`;
 }
 
-export function parseProvisionRecords(records: readonly QueueRecord[], cluster: string): ParsedBatch {
+export interface ParsedNotices {
+  /** The valid notices of this function's cluster, as they arrived (parts of split ones included). */
+  details: PodsUnschedulableDetail[];
+  rejected: RejectedRecord[];
+}
+
+export function parseNoticeRecords(records: readonly QueueRecord[], cluster: string): ParsedNotices {
   const rejected: RejectedRecord[] = [];
   const details: PodsUnschedulableDetail[] = [];
   for (const record of records) {
@@ -75,14 +81,22 @@ export function parseProvisionRecords(records: readonly QueueRecord[], cluster: 
     }
     details.push(validation.detail);
   }
-  if (details.length === 0) return { rejected };
+  return { details, rejected };
+}
+
+/** The notices merged into one decision's batch; undefined when there are none. */
+export function provisionBatchOf(details: readonly PodsUnschedulableDetail[]): ProvisionBatch | undefined {
+  if (details.length === 0) return undefined;
   const merged = mergeNotices(details);
   return {
-    batch: {
-      pods: merged.pods.map(podFromNoticePod),
-      daemonSets: merged.daemonSets.map(podFromNoticeDaemonSet),
-      observedAt: merged.observedAt,
-    },
-    rejected,
+    pods: merged.pods.map(podFromNoticePod),
+    daemonSets: merged.daemonSets.map(podFromNoticeDaemonSet),
+    observedAt: merged.observedAt,
   };
+}
+
+export function parseProvisionRecords(records: readonly QueueRecord[], cluster: string): ParsedBatch {
+  const { details, rejected } = parseNoticeRecords(records, cluster);
+  const batch = provisionBatchOf(details);
+  return batch ? { batch, rejected } : { rejected };
 }

@@ -19,7 +19,7 @@ import { capacityFromCatalog, nodePoolUsage } from '../nodeclaim/usage';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import type { LaunchedInstance } from '../providers/instance';
-import type { NodeClaimStore, StateStore, UnschedulableState } from '../providers/state';
+import type { NodeClaimStore, NoticePartState, StateStore, UnschedulableState } from '../providers/state';
 import { type PlannedNodeClaim, podKey, type SchedulingResult, solve, type UnschedulablePod } from '../scheduling';
 import { volumeTopology } from '../scheduling/volumetopology';
 import { type ClaimCapacity, existingCapacity } from './capacity';
@@ -131,6 +131,8 @@ export interface ProvisionDeps extends Telemetry {
   launchConcurrency?: number;
   /** Where pods that fit nowhere are kept with their reasons, for the watcher's FailedScheduling events. */
   unschedulable?: Pick<UnschedulableState, 'recordUnschedulable'>;
+  /** Where parts of a split notice wait for the rest (notice-parts.ts); without it each part is planned as it comes. */
+  noticeParts?: NoticePartState;
 }
 
 export interface ProvisionOptions {

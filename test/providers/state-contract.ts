@@ -351,6 +351,39 @@ export function stateStoreContract(name: string, makeStore: (clock: FakeClock) =
     });
   });
 
+  describe(`${name}: parts of split notices`, () => {
+    it('keeps each part (a large one too) until it is deleted or expires', async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      // A part near PutEvents' limit: kept whole.
+      const big = JSON.stringify({
+        pods: Array.from({ length: 2_000 }, (_, i) => ({ uid: `uid-${i}`, name: `pod-${i}-${'x'.repeat(80)}` })),
+      });
+      const part = (index: number, detail = '{}') => ({
+        batchId: 'b1',
+        index,
+        count: 3,
+        detail,
+        receivedAt: clock(),
+        expiresAt: clock() + 15 * MINUTE,
+      });
+      await store.putNoticePart(part(0, big));
+      await store.putNoticePart(part(1));
+      await store.putNoticePart({ ...part(0), batchId: 'b2', count: 2 });
+      const kept = await store.noticeParts();
+      expect(kept.map((p) => [p.batchId, p.index]).sort()).toEqual([
+        ['b1', 0],
+        ['b1', 1],
+        ['b2', 0],
+      ]);
+      expect(kept.find((p) => p.batchId === 'b1' && p.index === 0)?.detail).toBe(big);
+      await store.deleteNoticeParts('b1', [0, 1]);
+      expect((await store.noticeParts()).map((p) => p.batchId)).toEqual(['b2']);
+      clock.advance(15 * MINUTE);
+      expect(await store.noticeParts()).toEqual([]);
+    });
+  });
+
   describe(`${name}: concurrent invocations`, () => {
     it('lets exactly one of many parallel nominations of one pod win', async () => {
       const clock = fakeClock();

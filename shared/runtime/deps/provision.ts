@@ -34,6 +34,7 @@ export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Pro
     state: runtime.state,
     records: runtime.state,
     unschedulable: runtime.state,
+    noticeParts: runtime.state,
     launcher: new AwsClaimLauncher({
       nodeClasses: runtime.config.nodeClasses,
       cluster: () => {
