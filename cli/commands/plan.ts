@@ -32,6 +32,8 @@ import {
 } from './plan-requests';
 
 const USAGE = `Usage: karpless plan --manifests FILE|DIR... --pods FILE|DIR... [flags]
+       karpless plan --from-cluster [--manifests FILE|DIR...] [--kubeconfig PATH] [--context NAME]
+                     [--kube-endpoint URL] [--catalog FILE] [--json]
 
 Prints the NodeClaims karpless would launch for the given pods, their price, and why any pod fits
 nowhere. Nothing is launched and no AWS call is made.
@@ -56,6 +58,12 @@ Flags (each may repeat, or take comma-separated paths):
                      a capacity reservation to plan onto (repeatable; COUNT default 1). EC2NodeClasses
                      whose capacityReservationSelectorTerms could select it offer it as capacity type
                      "reserved" (a term by id must name it); NodePools must allow "reserved"
+
+--from-cluster: the dry run on the live cluster. Reads the pending pods, nodes, DaemonSets and
+NodeClaims (kubeconfig: --kubeconfig, $KUBECONFIG or ~/.kube/config; or --kube-endpoint, e.g.
+http://127.0.0.1:8001 with 'kubectl proxy') and the NodePools and EC2NodeClasses of the cluster, or
+of --manifests for a karpless deployed with its bundled configuration, and prints the provision
+function's own decision. Prices come from the catalog; nominations (state table) are not read.
 
 Exit status: 0 when a plan was made (even with unschedulable pods), 1 on invalid input, 2 on bad flags.
 `;
@@ -265,8 +273,11 @@ export const planCommand: Command = {
   usage: USAGE,
   async run(args, io) {
     const parsed = parseArgs(args, {
-      booleans: ['--json'],
+      booleans: ['--json', '--from-cluster'],
       values: [
+        '--kube-endpoint',
+        '--kubeconfig',
+        '--context',
         '--manifests',
         '--pods',
         '--daemonsets',
@@ -283,6 +294,8 @@ export const planCommand: Command = {
     if (parsed.positional.length > 0) {
       throw new UsageError(`unexpected argument "${parsed.positional[0]}" (give paths with --manifests or --pods)`);
     }
+    // The dry run on the live cluster runs the provision function's own decision (plan-cluster.ts).
+    if (parsed.flags.has('--from-cluster')) return (await import('./plan-cluster')).runPlanFromCluster(parsed, io);
     const manifestPaths = paths(parsed, '--manifests');
     const podPaths = paths(parsed, '--pods');
     if (manifestPaths.length === 0) throw new UsageError('missing required flag --manifests');

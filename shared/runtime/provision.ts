@@ -171,7 +171,13 @@ export function nodeClaimName(nodePool: string, observedAt: string, podUids: rea
  */
 export const INITIALIZED_NODE_NOMINATION_MS = 60_000;
 
-interface Decision {
+/** What a decision reads: `karpless plan --from-cluster` runs the same decision on the same reads. */
+export type DecisionDeps = Pick<
+  ProvisionDeps,
+  'nodePools' | 'instanceTypes' | 'instances' | 'kube' | 'state' | 'records' | 'clock'
+>;
+
+export interface Decision {
   result: SchedulingResult;
   capacity: ClaimCapacity[];
   ignored: IgnoredPod[];
@@ -197,7 +203,8 @@ async function read<T>(what: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function decide(deps: ProvisionDeps, batch: ProvisionBatch): Promise<Decision> {
+/** The provision decision without its launches: read the cluster, hold nominated pods, solve. */
+export async function decide(deps: DecisionDeps, batch: ProvisionBatch): Promise<Decision> {
   const [types, nominations, live, records, cluster] = await Promise.all([
     deps.instanceTypes(),
     deps.state.nominations(),
