@@ -28,7 +28,7 @@ import { type ExistingNode, type PlannedNodeClaim, podKey, solve, type Unschedul
 import { toExistingNodes } from '../workloads/nodes';
 import { type BudgetMember, budgetCounts, budgetDecision, budgetLimit, type PoolBudgetCount } from './budgets';
 import { checkCandidate, NO_PDBS, type PdbLimits, stuckInPlace } from './candidates';
-import { type DriftSubject, detectDrift, type NodeClassToday } from './drift';
+import { type Drift, type DriftSubject, detectDrift, type NodeClassToday } from './drift';
 import { expiryOf } from './expiration';
 import { HASH_TAG_KEYS } from './hash';
 import type { BudgetDecision, DisruptionCause } from './types';
@@ -192,6 +192,14 @@ function driftSubject(input: CandidateInput, entry: ClusterNode): DriftSubject {
     ...optional('instanceTypeNotFound', instanceTypeNotFound(input, entry)),
     ...optional('instanceTypeLabels', input.instanceTypeLabels(entry.instance.nodePool, entry.instance.instanceType)),
   };
+}
+
+/** How the node drifted, whatever else is true of it (its claim's Drifted condition); undefined when it did not. */
+export function driftOf(input: CandidateInput, entry: ClusterNode): Drift | undefined {
+  const nodePool = input.nodePools.find((p) => p.metadata.name === entry.instance.nodePool);
+  const today = input.nodeClasses.get(entry.instance.nodeClass);
+  if (!nodePool || !today) return undefined;
+  return detectDrift(driftSubject(input, entry), nodePool, today);
 }
 
 /** Empty drifted nodes first, then the longest drifted; expired ones (forceful) ahead of both. */

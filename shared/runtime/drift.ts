@@ -32,6 +32,7 @@ import type { Sleep } from '../providers/clock';
 import type { DisruptionRecord, DisruptionState, NodeClaimStore } from '../providers/state';
 import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
 import type { DrainDeps } from './drain';
+import { recordDisruptionConditions } from './drift-conditions';
 import { type ConsolidationOutcome, consolidateAfterDrift, recordPodEvents } from './drift-consolidation';
 import { nodeEvent, recorderFor } from './events';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
@@ -460,7 +461,8 @@ export async function startDisruption(
 export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<DriftReport> {
   const taken = await takeSnapshot(deps);
   if (taken.session.statuses) await deps.nodeClassStatus?.write(taken.session.statuses);
-  const snap = { ...taken, claims: await recordPodEvents(deps, taken) };
+  const withEvents = { ...taken, claims: await recordPodEvents(deps, taken) };
+  const snap = { ...withEvents, claims: await recordDisruptionConditions(deps, withEvents) };
   const report: DriftReport = {
     trigger: trigger.kind,
     candidates: 0,

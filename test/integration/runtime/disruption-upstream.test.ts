@@ -398,6 +398,12 @@ describe('disruption decisions as upstream makes them, on moto and the fake API 
     const report = await s.drift();
     expect(report.started).toMatchObject([{ node: node.metadata.name, reason: 'Drifted' }]);
     expect(report.started[0]?.detail).toMatch(/^RequirementsDrift: .*example\.com\/team/);
+    // The claim says so too, as upstream's Drifted condition (mirrored onto NodeClaim objects).
+    const claim = await s.runtime.state.getNodeClaim('general-n0');
+    expect(claim?.status.conditions.find((c) => c.type === 'Drifted')).toMatchObject({
+      status: 'True',
+      reason: 'RequirementsDrifted',
+    });
   });
 
   it('pkg/controllers/nodeclaim/disruption/drift_test.go: NodePool Static Drift > should detect drift on changes to the static fields > ExpireAfter (a shortened expireAfter drifts the nodes within budget instead of expiring them all)', async () => {
