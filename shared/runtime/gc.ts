@@ -20,6 +20,7 @@ import type { Clock } from '../providers/clock';
 import type { ClusterInstanceProfile, ClusterInstanceProfiles } from '../providers/instanceprofile-gc';
 import type { ClusterLaunchTemplate, ClusterLaunchTemplates } from '../providers/launchtemplate-gc';
 import type { FullStateStore, NodeClaimStore } from '../providers/state';
+import { mapLimit } from './concurrency';
 import {
   type GcVerdict,
   LAUNCH_TEMPLATE_MIN_AGE_MS,
@@ -97,6 +98,9 @@ async function removeNode(deps: GcDeps, node: Node): Promise<void> {
   await deps.state.deleteDrain(node.metadata.name);
 }
 
+/** Leaked instances terminated at once. */
+const GC_CONCURRENCY = 16;
+
 async function collectNodesAndInstances(deps: GcDeps, report: GcReport, nodes: Node[]): Promise<void> {
   const [live, remembered, drains] = await Promise.all([
     deps.instances.live(),
@@ -107,20 +111,22 @@ async function collectNodesAndInstances(deps: GcDeps, report: GcReport, nodes: N
   const liveIds = new Set(live.map((i) => i.instanceId));
   const draining = new Set(drains.map((d) => d.instanceId));
   const nodeOf = nodesByInstance(nodes);
-  for (const verdict of orphanedInstances({
+  const orphans = orphanedInstances({
     now,
     instances: live,
     nodes,
     registeredBefore: new Set(remembered),
     draining,
-  })) {
+  });
+  // At once: their TerminateInstances calls share batched calls (instance-batches.ts).
+  await mapLimit(orphans, GC_CONCURRENCY, async (verdict) => {
     const node = nodeOf.get(verdict.id);
     await act(deps, report, verdict, async () => {
       await deps.instances.terminate([verdict.id]);
       // An unregistered Node of a timed-out instance has no finalizer: deleting it is all there is.
       if (node) await deps.kube.deleteNode(node.metadata.name);
     });
-  }
+  });
   // Nodes whose instance is not live: look those instances up (terminated ones stay visible a while).
   const missing = nodes
     .map((n) => instanceIdFromProviderID(n.spec?.providerID) ?? '')

@@ -13,6 +13,8 @@ import { TAG } from '../contracts';
 import { HASH_TAG_KEYS } from '../disruption/hash';
 import type { CapacityType } from '../instancetypes/types';
 import { isNotFound } from '../providers/aws-errors';
+import { mapLimit } from './concurrency';
+import { IdBatcher } from './instance-batches';
 
 export interface InstancesPort {
   describeInstances(input: DescribeInstancesCommandInput): Promise<DescribeInstancesCommandOutput>;
@@ -103,11 +105,35 @@ function driftFields(instance: Instance): Partial<ClaimInstance> {
 
 const LIVE_STATES = ['pending', 'running'];
 
+/** EC2 refuses more values than this in one filter (FilterLimitExceeded). */
+const MAX_FILTER_VALUES = 200;
+/** Karpenter's terminate batch size (EC2 takes up to 1,000 ids). */
+const MAX_TERMINATE_IDS = 500;
+/** Ids retried alone at once after a merged TerminateInstances left them running. */
+const SINGLE_TERMINATE_CONCURRENCY = 8;
+const TERMINATING_STATES = new Set(['shutting-down', 'terminated']);
+
+/** What TerminateInstances said of one id: nothing when it is going (or already gone). */
+interface TerminateOutcome {
+  error?: unknown;
+}
+
 export class ClaimInstances {
+  private readonly describeBatches: IdBatcher<ClaimInstance>;
+  private readonly terminateBatches: IdBatcher<TerminateOutcome>;
+
   constructor(
     private readonly ec2: InstancesPort,
     private readonly cluster: string,
-  ) {}
+  ) {
+    this.describeBatches = new IdBatcher((ids) => this.describeIds(ids), MAX_FILTER_VALUES);
+    this.terminateBatches = new IdBatcher((ids) => this.terminateIds(ids), MAX_TERMINATE_IDS);
+  }
+
+  /** DescribeInstances and TerminateInstances calls made so far through the batches. */
+  get batchedCalls(): { describe: number; terminate: number } {
+    return { describe: this.describeBatches.calls, terminate: this.terminateBatches.calls };
+  }
 
   private async describe(input: DescribeInstancesCommandInput): Promise<ClaimInstance[]> {
     const out: ClaimInstance[] = [];
@@ -127,13 +153,16 @@ export class ClaimInstances {
 
   /**
    * The given instances that are ours, in any state. A filter (not InstanceIds) so an id that does
-   * not exist is simply absent instead of failing the whole call.
+   * not exist is simply absent instead of failing the whole call. Concurrent callers share calls.
    */
-  async byIds(instanceIds: readonly string[]): Promise<Map<string, ClaimInstance>> {
-    if (instanceIds.length === 0) return new Map();
+  byIds(instanceIds: readonly string[]): Promise<Map<string, ClaimInstance>> {
+    return this.describeBatches.request(instanceIds);
+  }
+
+  private async describeIds(ids: string[]): Promise<Map<string, ClaimInstance>> {
     const found = await this.describe({
       Filters: [
-        { Name: 'instance-id', Values: [...instanceIds] },
+        { Name: 'instance-id', Values: ids },
         { Name: `tag:${TAG.clusterName}`, Values: [this.cluster] },
       ],
     });
@@ -151,13 +180,46 @@ export class ClaimInstances {
     });
   }
 
-  /** Terminates the instances; one already gone is not an error. */
+  /**
+   * Terminates the instances; one already gone is not an error. Concurrent callers share calls; an
+   * id the merged call did not start terminating is tried alone, so one bad id fails only its caller.
+   */
   async terminate(instanceIds: readonly string[]): Promise<void> {
-    if (instanceIds.length === 0) return;
-    try {
-      await this.ec2.terminateInstances({ InstanceIds: [...instanceIds] });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
+    const outcomes = await this.terminateBatches.request(instanceIds);
+    for (const id of instanceIds) {
+      const error = outcomes.get(id)?.error;
+      if (error !== undefined) throw error;
     }
+  }
+
+  private async terminateIds(ids: string[]): Promise<Map<string, TerminateOutcome>> {
+    const outcomes = new Map<string, TerminateOutcome>();
+    let failure: unknown;
+    try {
+      const out = await this.ec2.terminateInstances({ InstanceIds: ids });
+      for (const change of out.TerminatingInstances ?? []) {
+        if (change.InstanceId && TERMINATING_STATES.has(change.CurrentState?.Name ?? '')) {
+          outcomes.set(change.InstanceId, {});
+        }
+      }
+    } catch (error) {
+      // One id EC2 does not know fails the whole call (InvalidInstanceID.NotFound): the rest go alone.
+      failure = error;
+    }
+    const [single] = ids;
+    if (ids.length === 1 && single !== undefined) {
+      if (failure === undefined || isNotFound(failure)) return new Map([[single, {}]]);
+      return new Map([[single, { error: failure }]]);
+    }
+    const rest = ids.filter((id) => !outcomes.has(id));
+    await mapLimit(rest, SINGLE_TERMINATE_CONCURRENCY, async (id) => {
+      try {
+        await this.ec2.terminateInstances({ InstanceIds: [id] });
+        outcomes.set(id, {});
+      } catch (error) {
+        outcomes.set(id, isNotFound(error) ? {} : { error });
+      }
+    });
+    return outcomes;
   }
 }

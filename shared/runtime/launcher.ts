@@ -25,6 +25,7 @@ import {
 } from '../providers/instance';
 import type { BatchingInstanceLauncher, BatchLaunched } from '../providers/instance/batch';
 import type { NodeClaimStore } from '../providers/state';
+import { mapLimit } from './concurrency';
 import { LAUNCH_BATCH_ANNOTATION, launchBatchId, planLaunchBatches } from './launch-batches';
 import type {
   ClaimLauncher,
@@ -404,15 +405,4 @@ function launchedFromRecord(record: NodeClaimRecord, instanceId: string): Launch
     ...(record.status.imageID ? { imageId: record.status.imageID } : {}),
     existing: true,
   };
-}
-
-/** `work` over the items, at most `limit` at once, results in item order. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i] as T);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  return out;
 }

@@ -11,7 +11,7 @@ import type { InstanceType } from '../instancetypes/types';
 import { errorMessage } from '../providers/aws-errors';
 import { InsufficientCapacityError, LaunchError, type LaunchedInstance } from '../providers/instance';
 import { podKey } from '../scheduling';
-import { mapLimit } from './launcher';
+import { mapLimit } from './concurrency';
 import { podUid } from './objects';
 import type {
   ClaimLaunchResult,

@@ -369,6 +369,28 @@ describe('termination on moto and the fake API server (fake clock)', () => {
     expect(api.getPod('default', 'db')).toBeUndefined();
     expect(['shutting-down', 'terminated']).toContain(await instanceState(n.instanceId));
   }, 180_000);
+
+  it('terminates 12 nodes deleted at once with batched DescribeInstances and TerminateInstances calls (aws/karpenter-provider-aws pkg/batcher)', async () => {
+    const nodes: Launched[] = [];
+    for (let i = 0; i < 12; i++) nodes.push(await launched());
+    for (const n of nodes) api.deleteNode(n.nodeName);
+    const before = runtimes.watcher.instances.batchedCalls;
+    const states = async () => Promise.all(nodes.map((n) => instanceState(n.instanceId)));
+    const terminating = await passUntil(
+      async () => (await states()).every((s) => s === 'shutting-down' || s === 'terminated'),
+      5_000,
+      60_000,
+    );
+    const finishing = await passUntil(() => nodes.every((n) => api.getNode(n.nodeName) === undefined), 5_000, 60_000);
+    const passes = terminating / 5_000 + 1 + finishing / 5_000 + 1;
+    const after = runtimes.watcher.instances.batchedCalls;
+    // Stepped one node at a time, each node's pass makes one or two DescribeInstances and its
+    // termination one TerminateInstances (12 calls at least, and 12 to 24 a pass). At once, the calls
+    // that overlap go out together: a handful in all.
+    expect(after.terminate - before.terminate).toBeLessThan(nodes.length / 2);
+    expect(after.describe - before.describe).toBeLessThan((nodes.length * passes) / 2);
+    for (const n of nodes) expect(api.getNode(n.nodeName)).toBeUndefined();
+  }, 180_000);
 });
 
 // What the Node watch cannot see: a function that died between two steps of a termination. The
