@@ -395,6 +395,7 @@ export class Provisioner extends Construct {
     // A failed batch's records: the backoff delay (ChangeMessageVisibility, granted with the event
     // source) and, after the last attempt, the dead-letter queue with the reason.
     this.queues.provisionDeadLetterQueue.grantSendMessages(this.provision.function);
+    this.queues.restrictDeadLetterSenders(this.provision.function.role ? [this.provision.function.role.roleArn] : []);
     const nodeRoleArns = this.nodeRoles.map((r) => r.roleArn);
     const ssmParameters = this.configuration.nodeClasses.flatMap((c) =>
       c.spec.amiSelectorTerms.flatMap((t) => (t.ssmParameter ? [t.ssmParameter] : [])),

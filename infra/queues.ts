@@ -6,14 +6,15 @@
 // The trust boundary: the notice bus takes PutEvents only from karpless's own function roles and the
 // principals the user lists; each queue refuses SendMessage from anyone but EventBridge delivering
 // for one of its own rules (an explicit Deny, so an identity policy allowing sqs:SendMessage on *
-// does not reach them either).
+// does not reach them either); each dead-letter queue takes redrives from its own source queue only,
+// and sends from no IAM principal but the provision function (its DLQ, with the reason).
 
 import { createHash } from 'node:crypto';
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { EventBus, Rule } from 'aws-cdk-lib/aws-events';
 import { SqsQueue } from 'aws-cdk-lib/aws-events-targets';
 import { AnyPrincipal, Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Queue, QueueEncryption, RedrivePermission } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { DETAIL_TYPE, EVENT_SOURCE, INTERRUPTION_RULES } from '../shared/contracts';
 
@@ -49,10 +50,19 @@ export interface EventQueuesProps {
   readonly provisionMaxReceiveCount: number;
 }
 
-function dlq(scope: Construct, id: string, queueName: string, fifo: boolean): Queue {
+/**
+ * A dead-letter queue only its source queue may redrive into. The source's ARN is built from its
+ * name, not referenced: the source's RedrivePolicy already references this queue (a cycle otherwise).
+ */
+function dlq(scope: Construct, id: string, queueName: string, sourceQueueName: string, fifo: boolean): Queue {
+  const source = Stack.of(scope).formatArn({ service: 'sqs', resource: sourceQueueName });
   return new Queue(scope, id, {
     queueName,
     ...(fifo ? { fifo: true } : {}),
+    redriveAllowPolicy: {
+      redrivePermission: RedrivePermission.BY_QUEUE,
+      sourceQueues: [Queue.fromQueueArn(scope, `${id}Source`, source)],
+    },
     encryption: QueueEncryption.SQS_MANAGED,
     enforceSSL: true,
     retentionPeriod: Duration.days(14),
@@ -80,7 +90,13 @@ export class EventQueues extends Construct {
     }
 
     const prefix = resourcePrefix(props.clusterName);
-    this.interruptionDeadLetterQueue = dlq(this, 'InterruptionDeadLetterQueue', `${prefix}-interruption-dlq`, false);
+    this.interruptionDeadLetterQueue = dlq(
+      this,
+      'InterruptionDeadLetterQueue',
+      `${prefix}-interruption-dlq`,
+      `${prefix}-interruption`,
+      false,
+    );
     this.interruptionQueue = new Queue(this, 'InterruptionQueue', {
       queueName: `${prefix}-interruption`,
       retentionPeriod: INTERRUPTION_RETENTION,
@@ -103,7 +119,13 @@ export class EventQueues extends Construct {
       eventBusName: `${prefix}-notices`,
       description: `karpless notices for ${props.clusterName}`,
     });
-    this.provisionDeadLetterQueue = dlq(this, 'ProvisionDeadLetterQueue', `${prefix}-provision-dlq.fifo`, true);
+    this.provisionDeadLetterQueue = dlq(
+      this,
+      'ProvisionDeadLetterQueue',
+      `${prefix}-provision-dlq.fifo`,
+      `${prefix}-provision.fifo`,
+      true,
+    );
     this.provisionQueue = new Queue(this, 'ProvisionQueue', {
       // Named, so that operators find them and a second stack for the same cluster fails to deploy.
       queueName: `${prefix}-provision.fifo`,
@@ -128,6 +150,17 @@ export class EventQueues extends Construct {
     });
     onlyRulesSend(this.interruptionQueue, this.interruptionRules);
     onlyRulesSend(this.provisionQueue, [this.noticeRule]);
+  }
+
+  /**
+   * Closes the dead-letter queues to senders: an IAM principal may send to the provision DLQ only if
+   * listed (the provision function, which moves a record there with its reason after its last
+   * attempt), and to the interruption DLQ not at all. SQS's own moves of a source queue's messages
+   * are made by no IAM principal (no aws:PrincipalArn), so the Deny does not reach them.
+   */
+  restrictDeadLetterSenders(provisionSenders: readonly string[]): void {
+    onlyPrincipalsSend(this.provisionDeadLetterQueue, provisionSenders);
+    onlyPrincipalsSend(this.interruptionDeadLetterQueue, []);
   }
 
   /**
@@ -161,6 +194,23 @@ function onlyRulesSend(queue: Queue, rules: readonly Rule[]): void {
       actions: ['sqs:SendMessage'],
       resources: [queue.queueArn],
       conditions: { ArnNotEquals: { 'aws:SourceArn': rules.map((r) => r.ruleArn) } },
+    }),
+  );
+}
+
+/** Denies SendMessage to every IAM principal but these (none: every IAM principal). */
+function onlyPrincipalsSend(queue: Queue, principalArns: readonly string[]): void {
+  queue.addToResourcePolicy(
+    new PolicyStatement({
+      sid: 'OnlyKarplessSends',
+      effect: Effect.DENY,
+      principals: [new AnyPrincipal()],
+      actions: ['sqs:SendMessage'],
+      resources: [queue.queueArn],
+      conditions: {
+        Null: { 'aws:PrincipalArn': 'false' },
+        ...(principalArns.length > 0 ? { ArnNotEquals: { 'aws:PrincipalArn': [...principalArns] } } : {}),
+      },
     }),
   );
 }

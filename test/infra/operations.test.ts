@@ -232,6 +232,40 @@ describe('the trust boundary', () => {
     );
     expect(interruption?.Condition.ArnNotEquals['aws:SourceArn']).toHaveLength(5);
   });
+  it('closes the dead-letter queues: redrive from their own source queue, sends from the provision function only', () => {
+    const template = exampleTemplate();
+    const queues = Object.entries(template.findResources('AWS::SQS::Queue'));
+    const queueId = (name: string) => queues.find(([id]) => id.includes(name))?.[0] ?? '';
+    const redrive = (name: string) =>
+      JSON.stringify(queues.find(([id]) => id === queueId(name))?.[1].Properties.RedriveAllowPolicy ?? {});
+    expect(redrive('ProvisionDeadLetterQueue')).toMatch(
+      /"redrivePermission":"byQueue".*:karpless-demo-provision\.fifo"/,
+    );
+    expect(redrive('InterruptionDeadLetterQueue')).toMatch(
+      /"redrivePermission":"byQueue".*:karpless-demo-interruption"/,
+    );
+    const denyOf = (name: string) =>
+      Object.values(template.findResources('AWS::SQS::QueuePolicy'))
+        .filter((p) => JSON.stringify(p.Properties.Queues).includes(queueId(name)))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as Record<string, unknown>[])
+        .find((st) => st.Effect === 'Deny' && st.Action === 'sqs:SendMessage');
+    const provisionRole = Object.keys(template.findResources('AWS::IAM::Role')).find((id) =>
+      id.startsWith('ProvisionerProvisionServiceRole'),
+    );
+    // Requests an IAM principal makes (SQS's own redrive has none), but the provision role's.
+    expect(denyOf('ProvisionDeadLetterQueue')).toMatchObject({
+      Principal: { AWS: '*' },
+      Condition: {
+        Null: { 'aws:PrincipalArn': 'false' },
+        ArnNotEquals: { 'aws:PrincipalArn': [{ 'Fn::GetAtt': [provisionRole, 'Arn'] }] },
+      },
+    });
+    expect(denyOf('InterruptionDeadLetterQueue')).toMatchObject({
+      Principal: { AWS: '*' },
+      Condition: { Null: { 'aws:PrincipalArn': 'false' } },
+    });
+    expect(denyOf('InterruptionDeadLetterQueue')?.Condition).not.toHaveProperty('ArnNotEquals');
+  });
 });
 
 describe('names from any EKS cluster name', () => {
