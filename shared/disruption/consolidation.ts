@@ -103,6 +103,17 @@ function priceOf(input: ConsolidationInput, entry: ClusterNode): number | undefi
     ?.price;
 }
 
+/**
+ * Upstream's IsReschedulable keeps a terminating StatefulSet pod: its successor, same name, waits
+ * for it to go, so the node holding it is not empty yet.
+ */
+function terminatingStatefulSetPod(pod: Pod): boolean {
+  return (
+    pod.metadata.deletionTimestamp !== undefined &&
+    (pod.metadata.ownerReferences ?? []).some((o) => o.kind === 'StatefulSet')
+  );
+}
+
 type Outcome = ConsolidationCandidate | { outcome: string; unconsolidatable?: boolean };
 
 /** Why the node is no candidate, or the candidate. */
@@ -129,7 +140,9 @@ function candidateOf(input: ConsolidationInput, entry: ClusterNode): Outcome {
     return { outcome: `NodePool "${pool.metadata.name}" has consolidation disabled`, unconsolidatable: true };
   }
   const limits = input.pdbs ?? NO_PDBS;
-  const pods = entry.pods.filter((p) => input.isEvictable(p) && !stuckInPlace(p, limits, input.now));
+  const pods = entry.pods.filter(
+    (p) => (input.isEvictable(p) || terminatingStatefulSetPod(p)) && !stuckInPlace(p, limits, input.now),
+  );
   if (pods.length > 0 && (pool.spec.disruption?.consolidationPolicy ?? 'WhenEmptyOrUnderutilized') === 'WhenEmpty') {
     return {
       outcome: `NodePool "${pool.metadata.name}" has consolidation policy WhenEmpty, but node is not empty`,
