@@ -185,6 +185,7 @@ export class PodTerms {
       refused: new Map(),
       targetReqs: new Map(),
       poolReasons: [],
+      reservedError: undefined,
       relaxation,
     };
     cls.variants[level] = v;

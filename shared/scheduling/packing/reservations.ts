@@ -126,14 +126,14 @@ export class ReservationLedger {
     if (kept.length === node.reserved.length) return;
     this.giveBack(node.reserved, kept);
     // Holding none, the claim is an ordinary one again (the post passes may move its pods).
-    if (kept.length > 0) node.reserved = kept;
-    else delete node.reserved;
+    node.reserved = kept.length > 0 ? kept : undefined;
   }
 
   /** A claim discarded unused gives back all it held. */
   release(node: ClaimState): void {
-    if (node.reserved) this.giveBack(node.reserved, []);
-    delete node.reserved;
+    if (!node.reserved) return;
+    this.giveBack(node.reserved, []);
+    node.reserved = undefined;
   }
 
   private giveBack(before: ReservedOption[], after: ReservedOption[]): void {

@@ -106,7 +106,7 @@ export interface ClaimState extends HostState {
   /** The pod class it was opened for when its cap is that pod's share of a forced node (forcedShareCap). */
   forcedBy?: Variant;
   /** The reserved offerings it holds an instance of (reservations.ts); the post passes leave such claims be. */
-  reserved?: ReservedOption[];
+  reserved?: ReservedOption[] | undefined;
 }
 
 export type NodeState = ExistingState | ClaimState;
