@@ -36,13 +36,14 @@ import { createStateTable, dynamoApi } from '../../shared/providers/dynamo-port'
 import { beforeActing } from '../../shared/runtime/deps/configuration';
 import { provisionDeps } from '../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../shared/runtime/deps/watcher';
-import { buildRuntime, type Runtime } from '../../shared/runtime/environment';
+import type { Runtime } from '../../shared/runtime/environment';
 import { NodeReconciler } from '../../shared/runtime/nodes';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
 import { RecordingRetryQueue } from '../runtime/fakes';
 import { node, pod } from '../support/kube/builders';
 import { FakeApiServer } from '../support/kube/fake-apiserver';
 import { type SchedulingPass, StandInScheduler } from '../support/kube/scheduler';
+import { type FunctionRuntimes, functionRuntimes } from './iam';
 import { SEED_K8S_VERSION } from './moto/seed';
 
 export const REGION = 'us-west-2';
@@ -98,11 +99,14 @@ export function randomAccountId(): string {
 export const DEFAULT_ACCOUNT_ID = '123456789012';
 
 /**
- * Clients for a brand-new moto account (or the given one). Pass maxAttempts 1 to see throttling
+ * Clients for a brand-new moto account (or the given one) of the project's moto server (or the one at
+ * `endpoint`, e.g. the demo's own). Pass maxAttempts 1 to see throttling
  * errors unretried.
  */
-export function motoAccount(options: { maxAttempts?: number; accountId?: string } = {}): MotoAccount {
-  const endpoint = inject('motoEndpoint');
+export function motoAccount(
+  options: { maxAttempts?: number; accountId?: string; endpoint?: string } = {},
+): MotoAccount {
+  const endpoint = options.endpoint ?? inject('motoEndpoint');
   const accountId = options.accountId ?? randomAccountId();
   const config = {
     endpoint,
@@ -271,10 +275,15 @@ export class ProvisionFixture {
     readonly options: ProvisionFixtureOptions,
     readonly account: MotoAccount,
     readonly api: FakeApiServer,
-    readonly runtime: Runtime,
+    private readonly runtimes: FunctionRuntimes,
     private readonly handler: ReturnType<typeof provisionHandler>,
     private readonly tools: Powertools,
   ) {}
+
+  /** The provision function's runtime (its role's clients). */
+  get runtime(): Runtime {
+    return this.runtimes.provision;
+  }
 
   static async start(options: ProvisionFixtureOptions): Promise<ProvisionFixture> {
     const { cluster } = options;
@@ -315,7 +324,8 @@ export class ProvisionFixture {
     };
     const configFile = join(mkdtempSync(join(tmpdir(), `karpless-${cluster}-`)), 'karpless-config.json');
     writeFileSync(configFile, JSON.stringify({ nodePools: options.nodePools, nodeClasses: [nodeClass] }));
-    const runtime = buildRuntime({
+    // Each function under its own synthesized role (the IAM harness): a call its role does not allow fails the test.
+    const runtimes = await functionRuntimes(account, {
       env: {
         KARPLESS_CLUSTER_NAME: cluster,
         KARPLESS_STATE_TABLE: 'karpless-state',
@@ -325,9 +335,9 @@ export class ProvisionFixture {
         AWS_REGION: account.region,
         ...(options.configuration ? { KARPLESS_CONFIGURATION_SOURCE: options.configuration } : {}),
       },
-      clients: account,
       ...(options.clock ? { clock: options.clock } : {}),
     });
+    const runtime = runtimes.provision;
     const handler = provisionHandler(
       once(async () => provisionDeps(runtime, tools.telemetry)),
       tools,
@@ -335,8 +345,8 @@ export class ProvisionFixture {
       // As deployed: the Karpenter check, then the configuration read from the cluster.
       options.configuration ? beforeActing(async () => runtime, tools.telemetry) : undefined,
     );
-    const fixture = new ProvisionFixture(options, account, api, runtime, handler, tools);
-    account.ec2.middlewareStack.add(
+    const fixture = new ProvisionFixture(options, account, api, runtimes, handler, tools);
+    runtime.clients.ec2.middlewareStack.add(
       (next, ctx) => async (args) => {
         if (ctx.commandName === 'CreateFleetCommand') {
           fixture.fleets.push(structuredClone(args.input as CreateFleetCommandInput));
@@ -433,7 +443,7 @@ export class ProvisionFixture {
 
   /** One registration pass of the watcher over every Node (no batching loop, no wall clock). */
   async register(): Promise<void> {
-    this.reconciler ??= new NodeReconciler(await watcherDeps(this.runtime, this.tools.telemetry));
+    this.reconciler ??= new NodeReconciler(await watcherDeps(this.runtimes.watcher, this.tools.telemetry));
     await this.reconciler.reconcile(this.api.nodes());
   }
 

@@ -347,6 +347,28 @@ function ssmParameterArn(name: string, ctx: CallContext): string {
   return `arn:aws:ssm:${ctx.region}:${owner}:parameter${path}`;
 }
 
+/** A batch call is authorized as the single action (there is no IAM action of the batch's name). */
+const SQS_BATCH_ACTIONS: Record<string, string> = {
+  ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
+  SendMessageBatch: 'SendMessage',
+  DeleteMessageBatch: 'DeleteMessage',
+};
+
+function sqsRequests(command: string, input: Input, ctx: CallContext): AuthorizationRequest[] | undefined {
+  const url = input.QueueUrl as string | undefined;
+  if (!url) return undefined;
+  // https://sqs.<region>.amazonaws.com/<account>/<name> (moto: http://127.0.0.1:<port>/<account>/<name>)
+  const [account, name] = new URL(url).pathname.split('/').filter(Boolean);
+  if (!account || !name) return undefined;
+  return [
+    {
+      action: `sqs:${SQS_BATCH_ACTIONS[command] ?? command}`,
+      resource: `arn:aws:sqs:${ctx.region}:${account}:${name}`,
+      context: { 'aws:RequestedRegion': ctx.region },
+    },
+  ];
+}
+
 /**
  * The authorization requests of one call; undefined for a call this model does not know, which the
  * harness reports rather than lets through.
@@ -399,6 +421,8 @@ export async function authorizationRequests(
     case 'pricing':
       if (command === 'GetProducts') return [{ action: 'pricing:GetProducts', resource: '*', context: {} }];
       return undefined;
+    case 'sqs':
+      return sqsRequests(command, input, ctx);
     case 'sts':
       // GetCallerIdentity needs no permission.
       return command === 'GetCallerIdentity' ? [] : undefined;

@@ -32,6 +32,7 @@ import {
   PutRolePolicyCommand,
 } from '@aws-sdk/client-iam';
 import { PricingClient } from '@aws-sdk/client-pricing';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { inject } from 'vitest';
@@ -50,7 +51,7 @@ import {
   withoutStatement,
 } from './policies';
 import { type Denial, formatDenial, PolicySimulator } from './simulator';
-import { fetchTemplate } from './synth-server';
+import { fetchTemplate, type SynthRequest } from './synth-server';
 
 export { FUNCTIONS, type FunctionName } from './policies';
 export { type Denial, formatDenial, takeDenials } from './simulator';
@@ -236,13 +237,23 @@ export async function assumeFunctionRole(account: MotoAccount, role: FunctionRol
   };
 }
 
-export type FunctionClients = AwsClients & Required<Pick<AwsClients, 'ssm' | 'iam' | 'pricing'>>;
+/** The runtime's clients, and SQS for the provision function's retry queue (ChangeMessageVisibility, its DLQ). */
+export type FunctionClients = AwsClients & Required<Pick<AwsClients, 'ssm' | 'iam' | 'pricing'>> & { sqs: SQSClient };
 
 /** SDK clients signed with the function's role credentials, every call simulated against its policies. */
-export function functionClients(account: MotoAccount, identity: FunctionIdentity): FunctionClients {
+export function functionClients(
+  account: MotoAccount,
+  identity: FunctionIdentity,
+  options: { maxAttempts?: number } = {},
+): FunctionClients {
   const simulator = new PolicySimulator(identity.role, identity.sessionArn, account.accountId);
   const lookups = rootLookups(account);
-  const config = { endpoint: account.endpoint, region: account.region, credentials: identity.credentials };
+  const config = {
+    endpoint: account.endpoint,
+    region: account.region,
+    credentials: identity.credentials,
+    ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
+  };
   const wrap = <T extends { middlewareStack: unknown }>(client: T, service: string) =>
     audited(inAccount(client, account.accountId), service, account, simulator, lookups);
   return {
@@ -253,6 +264,7 @@ export function functionClients(account: MotoAccount, identity: FunctionIdentity
     dynamodb: wrap(new DynamoDBClient(config), 'dynamodb'),
     eventbridge: wrap(new EventBridgeClient(config), 'events'),
     pricing: wrap(new PricingClient(config), 'pricing'),
+    sqs: wrap(new SQSClient(config), 'sqs'),
   };
 }
 
@@ -265,6 +277,21 @@ export async function synthesizedTemplate(env: NodeJS.ProcessEnv): Promise<Templ
   }
   const configuration = JSON.parse(readFileSync(configFile, 'utf8')) as Configuration;
   return (await fetchTemplate(inject('iamSynthEndpoint'), { clusterName, configuration })) as Template;
+}
+
+/**
+ * One function's role, synthesized for the cluster and configuration, created in the account and
+ * assumed: for a test that drives the providers directly rather than through a function environment
+ * (no state table or bus: statements on them resolve to names nothing uses). Clients: functionClients.
+ */
+export async function functionIdentity(
+  account: MotoAccount,
+  fn: FunctionName,
+  stack: SynthRequest,
+): Promise<FunctionIdentity> {
+  const template = (await fetchTemplate(inject('iamSynthEndpoint'), stack)) as Template;
+  const ctx = { accountId: account.accountId, region: account.region, tableName: '', busName: '' };
+  return assumeFunctionRole(account, functionRole(template, fn, ctx));
 }
 
 /** Every function's role as the template defines it, resolved for the account and the environment. */

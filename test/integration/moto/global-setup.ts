@@ -76,7 +76,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await stop();
     throw error;
   }
-  await synth.ready;
+  await synth.warmUp();
   project.provide('motoEndpoint', endpoint);
   project.provide('iamSynthEndpoint', synth.url);
   return stop;
