@@ -43,7 +43,7 @@ import { gcDeps } from '../../shared/runtime/deps/gc';
 import { interruptionDeps } from '../../shared/runtime/deps/interruption';
 import { provisionDeps, provisionRetryQueue } from '../../shared/runtime/deps/provision';
 import { watcherDeps } from '../../shared/runtime/deps/watcher';
-import { buildRuntime, type Runtime } from '../../shared/runtime/environment';
+import { type AwsClients, buildRuntime, type Runtime } from '../../shared/runtime/environment';
 import type { GcReport } from '../../shared/runtime/gc';
 import { once, type Powertools } from '../../shared/runtime/powertools';
 import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
@@ -183,7 +183,19 @@ export interface DemoOptions {
   replicas?: number;
   /** Leave the fake API server running at the end (result.apiServer): `npm run demo -- --keep`. */
   keepApiServer?: boolean;
+  /**
+   * The clients each function runs with (default: the demo's own, moto's root user). The demo test
+   * gives each function its own role from the deployed template (test/integration/iam).
+   */
+  asFunction?: (
+    fn: DemoFunction,
+    stack: { template: Template; tableName: string; busName: string },
+  ) => Promise<FunctionClients>;
 }
+
+export type DemoFunction = 'watcher' | 'provision' | 'interruption' | 'drift' | 'gc';
+/** A function's AWS clients: the runtime's, and SQS for the provision function's retry queue. */
+export type FunctionClients = AwsClients & { sqs?: SQSClient };
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
   const { aws } = options;
@@ -280,15 +292,28 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       for (const line of describeClaims(claims)) timeline.add('demo', `  ${line}`);
       return claims;
     };
-    const runtime = (): Runtime => buildRuntime({ env, clients });
+    const functionClients = new Map<DemoFunction, Promise<FunctionClients>>();
+    const clientsOf = (fn: DemoFunction): Promise<FunctionClients> => {
+      let found = functionClients.get(fn);
+      if (!found) {
+        found = options.asFunction
+          ? options.asFunction(fn, { template, tableName, busName })
+          : Promise.resolve(clients);
+        functionClients.set(fn, found);
+      }
+      return found;
+    };
+    const runtime = async (fn: DemoFunction): Promise<Runtime> => buildRuntime({ env, clients: await clientsOf(fn) });
     const watcherTools = silentPowertools('karpless-watcher', timeline);
     const provisionTools = silentPowertools('karpless-provision', timeline);
     const interruptionTools = silentPowertools('karpless-interruption', timeline);
     // Each function's cold start (configuration, clients, Kubernetes access) happens once, before
     // its first invocation, as Lambda's init phase does.
-    const loadWatcher = once(async () => watcherDeps(runtime(), watcherTools.telemetry));
-    const loadProvision = once(async () => provisionDeps(runtime(), provisionTools.telemetry));
-    const loadInterruption = once(async () => interruptionDeps(runtime(), interruptionTools.telemetry));
+    const loadWatcher = once(async () => watcherDeps(await runtime('watcher'), watcherTools.telemetry));
+    const loadProvision = once(async () => provisionDeps(await runtime('provision'), provisionTools.telemetry));
+    const loadInterruption = once(async () =>
+      interruptionDeps(await runtime('interruption'), interruptionTools.telemetry),
+    );
     const coldStart = Date.now();
     await Promise.all([loadWatcher(), loadProvision(), loadInterruption()]);
     timeline.add(
@@ -302,7 +327,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
         [ENV.provisionQueueUrl]: provisionQueue,
         [ENV.provisionDeadLetterQueueUrl]: provisionDeadLetterQueue,
       },
-      sqs,
+      (await clientsOf('provision')).sqs ?? sqs,
     );
     const provision = provisionHandler(loadProvision, provisionTools, () => retryQueue);
     const interrupt = interruptionHandler(loadInterruption, interruptionTools);
@@ -417,7 +442,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // 6. An AMI release rolls the nodes one by one (the NodePool's budget is 1 node).
     const driftTools = silentPowertools('karpless-drift', timeline);
     const drift = driftHandler(
-      once(async () => driftDeps(runtime(), driftTools.telemetry)),
+      once(async () => driftDeps(await runtime('drift'), driftTools.telemetry)),
       driftTools,
     );
     const rollout = await rollOutNewAMI(
@@ -448,7 +473,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     // 7. One garbage collection run, as its schedule would make every few minutes.
     const gcTools = silentPowertools('karpless-gc', timeline);
     const gc = gcHandler(
-      once(async () => gcDeps(runtime(), gcTools.telemetry)),
+      once(async () => gcDeps(await runtime('gc'), gcTools.telemetry)),
       gcTools,
     );
     const collected = await gc({}, lambdaContext(60_000));

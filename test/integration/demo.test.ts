@@ -4,7 +4,7 @@
 // than 1.3× the requested vCPU launched at any step.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoEndpoint } from '../../scripts/demo/aws';
+import { DEMO_ACCOUNT, DEMO_REGION, demoEndpoint } from '../../scripts/demo/aws';
 import { describeStep } from '../../scripts/demo/cluster';
 import { DEMO_CLUSTER, DEMO_POD_GRACE_SECONDS, type DemoResult, runDemo } from '../../scripts/demo/scenario';
 import { Timeline } from '../../scripts/demo/timeline';
@@ -13,10 +13,16 @@ import { KUBE, TAG } from '../../shared/contracts';
 import { resourceAmounts } from '../../shared/instancetypes/capacity';
 import { addResources, podRequests } from '../../shared/scheduling/resources';
 import { findKubectl, Kubectl, writeKubeconfig } from '../support/kube/kubectl';
+import { motoAccount } from './helpers';
+import { assumeFunctionRole, type Denial, FUNCTIONS, formatDenial, functionClients, takeDenials } from './iam';
+import { functionRole, type Template as HarnessTemplate } from './iam/policies';
 
 let moto: MotoServer;
 let result: DemoResult;
 const lines: string[] = [];
+/** What IAM would have denied the functions during the demo (each runs under its own deployed role). */
+let denials: Denial[] = [];
+const roleArns = new Map<string, string>();
 
 beforeAll(async () => {
   moto = await startMotoServer({ command: 'moto_server', installHint: "install it with: pip install 'moto[server]'" });
@@ -25,7 +31,16 @@ beforeAll(async () => {
     timeline: new Timeline((line) => lines.push(line)),
     // As `npm run demo -- --keep`: a real kubectl reads the demo's cluster at the end.
     keepApiServer: true,
+    // Each function under the role the deployed template gives it (the IAM harness, test/integration/iam).
+    asFunction: async (fn, stack) => {
+      const account = motoAccount({ endpoint: moto.endpoint, accountId: DEMO_ACCOUNT });
+      const ctx = { accountId: DEMO_ACCOUNT, region: DEMO_REGION, tableName: stack.tableName, busName: stack.busName };
+      const identity = await assumeFunctionRole(account, functionRole(stack.template as HarnessTemplate, fn, ctx));
+      roleArns.set(fn, identity.roleArn);
+      return functionClients(account, identity);
+    },
   });
+  denials = takeDenials();
 }, 600_000);
 
 afterAll(async () => {
@@ -34,6 +49,11 @@ afterAll(async () => {
 });
 
 describe('npm run demo', () => {
+  it('runs every function under its own role from the template: nothing IAM would deny', () => {
+    expect([...roleArns.keys()].sort()).toEqual([...FUNCTIONS].sort());
+    expect(denials.map(formatDenial)).toEqual([]);
+  });
+
   it('deploys the synthesized stack to moto and says what it created otherwise', () => {
     expect(lines.some((l) => l.includes('CREATE_COMPLETE'))).toBe(true);
     expect(result.stack.substitutions.map((s) => s.type)).toEqual(
