@@ -20,6 +20,7 @@ import {
   asObjects,
   asString,
   boolean,
+  cel,
   check,
   enumOf,
   type FieldIssue,
@@ -212,12 +213,16 @@ function requirementSchema(nodePool: boolean): Schema {
   );
 }
 
-const nonEmpty = (field: string): Schema =>
-  string({ rules: [rule(`${field} may not be empty`, (v: string) => v !== '')] });
+const notEmpty = (field: string): Rule<string> =>
+  cel(
+    rule(`${field} may not be empty`, (v: string) => v !== ''),
+    { rule: "self != ''", message: `${field} may not be empty` },
+  );
+const nonEmpty = (field: string): Schema => string({ rules: [notEmpty(field)] });
 
 const nodeClassRefSchema = object(
   {
-    group: string({ pattern: /^[^/]*$/, rules: [rule('group may not be empty', (v: string) => v !== '')] }),
+    group: string({ pattern: /^[^/]*$/, rules: [notEmpty('group')] }),
     kind: nonEmpty('kind'),
     name: nonEmpty('name'),
   },
@@ -286,7 +291,14 @@ const budgetSchema = object(
     }),
     reasons: array(enumOf(['Underutilized', 'Empty', 'Drifted'])),
   },
-  { rules: [rule("'schedule' must be set with 'duration'", (b) => has(b, 'schedule') === has(b, 'duration'))] },
+  {
+    rules: [
+      cel(
+        rule<JsonObject>("'schedule' must be set with 'duration'", (b) => has(b, 'schedule') === has(b, 'duration')),
+        { rule: 'has(self.schedule) == has(self.duration)', message: "'schedule' must be set with 'duration'" },
+      ),
+    ],
+  },
 );
 
 const nodePoolSpecSchema = object(
@@ -361,8 +373,11 @@ const nodeClaimSchema = topLevel(
 const selectorTags = map(string(), {
   maxProperties: 20,
   rules: [
-    rule("empty tag keys or values aren't supported", (tags) =>
-      Object.entries(tags).every(([k, v]) => k !== '' && v !== ''),
+    cel(
+      rule<JsonObject>("empty tag keys or values aren't supported", (tags) =>
+        Object.entries(tags).every(([k, v]) => k !== '' && v !== ''),
+      ),
+      { rule: "self.all(k, k != '' && self[k] != '')", message: "empty tag keys or values aren't supported" },
     ),
   ],
 });
@@ -373,10 +388,18 @@ const selectorTags = map(string(), {
  */
 function eachTermHasOneOf(fields: readonly string[]): Rule<unknown[]> {
   const message = `expected at least one, got none, [${fields.map((f) => `'${f}'`).join(', ')}]`;
-  return (terms, path) =>
-    terms.flatMap((term, index) =>
-      isObject(term) && !fields.some((f) => has(term, f)) ? [{ path: indexPath(path, index), message }] : [],
-    );
+  return cel(
+    (terms, path) =>
+      terms.flatMap((term, index) =>
+        isObject(term) && !fields.some((f) => has(term, f)) ? [{ path: indexPath(path, index), message }] : [],
+      ),
+    { rule: `self.all(x, ${hasAny(fields)})`, message },
+  );
+}
+
+/** CEL: `has(x.a) || has(x.b)`, over the term `x`. */
+function hasAny(fields: readonly string[]): string {
+  return fields.map((f) => `has(x.${f})`).join(' || ');
 }
 
 /**
@@ -385,6 +408,13 @@ function eachTermHasOneOf(fields: readonly string[]): Rule<unknown[]> {
  * valid) and warn about each combining term, because the other fields of such a term are ignored.
  */
 function exclusiveWithAllQuirk(field: string, others: readonly string[], message: string): Rule<unknown[]> {
+  return cel(exclusiveWithAllQuirkCheck(field, others, message), {
+    rule: `!self.all(x, has(x.${field}) && (${hasAny(others)}))`,
+    message,
+  });
+}
+
+function exclusiveWithAllQuirkCheck(field: string, others: readonly string[], message: string): Rule<unknown[]> {
   return (terms, path) => {
     const combines = (term: unknown) => isObject(term) && has(term, field) && others.some((o) => has(term, o));
     if (terms.length > 0 && terms.every(combines)) return [{ path, message }];
@@ -404,12 +434,15 @@ function exclusiveWithAllQuirk(field: string, others: readonly string[], message
 
 /** Per-term exclusivity (upstream `!self.exists(...)`): a term with `field` may hold nothing of `others`. */
 function exclusivePerTerm(field: string, others: readonly string[], message: string): Rule<unknown[]> {
-  return (terms, path) =>
-    terms.flatMap((term, index) =>
-      isObject(term) && has(term, field) && others.some((o) => has(term, o))
-        ? [{ path: indexPath(path, index), message }]
-        : [],
-    );
+  return cel(
+    (terms, path) =>
+      terms.flatMap((term, index) =>
+        isObject(term) && has(term, field) && others.some((o) => has(term, o))
+          ? [{ path: indexPath(path, index), message }]
+          : [],
+      ),
+    { rule: `!self.exists(x, has(x.${field}) && (${hasAny(others)}))`, message },
+  );
 }
 
 const UBUNTU_MIGRATION =
@@ -423,8 +456,14 @@ export function aliasFamily(alias: string): string {
 const aliasSchema = string({
   maxLength: 30,
   rules: [
-    rule("'alias' is improperly formatted, must match the format 'family@version'", (alias: string) =>
-      /^[a-zA-Z0-9]+@.+$/.test(alias),
+    cel(
+      rule("'alias' is improperly formatted, must match the format 'family@version'", (alias: string) =>
+        /^[a-zA-Z0-9]+@.+$/.test(alias),
+      ),
+      {
+        rule: "self.matches('^[a-zA-Z0-9]+@.+$')",
+        message: "'alias' is improperly formatted, must match the format 'family@version'",
+      },
     ),
     (alias, path) => {
       const family = aliasFamily(alias);
@@ -464,9 +503,15 @@ const amiSelectorTermsSchema = array(
         ['id', 'tags', 'name', 'owner'],
         "'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",
       ),
-      rule(
-        "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",
-        (terms) => !(terms.some((t) => isObject(t) && has(t, 'alias')) && terms.length !== 1),
+      cel(
+        rule(
+          "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",
+          (terms) => !(terms.some((t) => isObject(t) && has(t, 'alias')) && terms.length !== 1),
+        ),
+        {
+          rule: '!(self.exists(x, has(x.alias)) && self.size() != 1)',
+          message: "'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",
+        },
       ),
     ],
   },

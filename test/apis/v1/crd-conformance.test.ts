@@ -3,8 +3,10 @@
 // counts, required fields, unknown fields as with kubectl's strict field validation) is evaluated
 // here. What is checked: a case karpless's validator accepts, the CRD's schema accepts too (the CRDs
 // never refuse what karpless would run), and the share of rejected cases the schema alone refuses
-// is reported. Not checked: the CEL rules (x-kubernetes-validations), which this test does not evaluate;
-// the cases only they refuse are the rest of the count.
+// is reported. The CEL rules (x-kubernetes-validations) are not evaluated (no CEL interpreter here):
+// each is the twin of a validator rule (`cel()` in validation.ts), and each CRD rule's message is
+// checked to be one the validator refuses an upstream case with, so no rule is in the CRD that the
+// validator does not enforce.
 
 import { describe, expect, it } from 'vitest';
 import { karpenterCrds, type OpenApiSchema } from '../../../shared/apis/v1/crds';
@@ -103,4 +105,49 @@ describe('generated CRDs against the conformance cases', () => {
     );
     expect(bySchema.length).toBeGreaterThan(0);
   });
+});
+
+/** Every x-kubernetes-validations entry of a schema, with where it sits. */
+function celRules(schema: unknown, path = ''): { path: string; rule: string; message: string }[] {
+  if (typeof schema !== 'object' || schema === null) return [];
+  const node = schema as Record<string, unknown>;
+  const own = ((node['x-kubernetes-validations'] as { rule: string; message: string }[] | undefined) ?? []).map(
+    (v) => ({ path, ...v }),
+  );
+  const children = Object.entries(node).flatMap(([key, value]) => {
+    if (key === 'properties' && typeof value === 'object' && value !== null) {
+      return Object.entries(value).flatMap(([field, child]) => celRules(child, `${path}.${field}`));
+    }
+    if (key === 'items' || key === 'additionalProperties') return celRules(value, `${path}[]`);
+    return [];
+  });
+  return [...own, ...children];
+}
+
+describe("the CRDs' CEL rules", () => {
+  const rules = [...schemas.entries()].flatMap(([kind, schema]) => celRules(schema).map((r) => ({ kind, ...r })));
+  // NodePool and NodeClaim share the nodeClassRef rules: a message refused for one kind counts for both.
+  const refused = new Set<string>();
+  for (const { c } of judged) {
+    for (const issue of V1_VALIDATORS[String(c.object.kind)]?.validate(c.object) ?? []) {
+      if (issue.severity !== 'warning') refused.add(issue.message);
+    }
+  }
+
+  it('carry upstream rules on NodePools, NodeClaims and EC2NodeClasses', () => {
+    expect(rules.map((r) => `${r.kind}${r.path}: ${r.rule}`)).toEqual(
+      expect.arrayContaining([
+        'NodePool.spec.disruption.budgets[]: has(self.schedule) == has(self.duration)',
+        "NodePool.spec.template.spec.nodeClassRef.kind: self != ''",
+        'EC2NodeClass.spec.amiSelectorTerms: self.all(x, has(x.tags) || has(x.id) || has(x.name) || has(x.alias) || has(x.ssmParameter))',
+      ]),
+    );
+  });
+
+  it.each(rules.map((r) => [`${r.kind}${r.path}: ${r.rule}`, r] as const))(
+    'refuses only what the validator refuses an upstream case for: %s',
+    (_, r) => {
+      expect([...refused]).toContain(r.message);
+    },
+  );
 });
