@@ -36,6 +36,7 @@ import {
   type MotoAccount,
   motoAccount,
 } from './helpers';
+import { type FunctionClients, type FunctionIdentity, functionClients, functionIdentity } from './iam';
 import { LATEST_RELEASE, seedImageId } from './moto/seed';
 
 const CLUSTER = 'c1';
@@ -95,6 +96,9 @@ const nodePool: NodePool = {
 
 interface Environment {
   account: MotoAccount;
+  /** The provision function's role, and its clients: every launch runs as the function would. */
+  identity: FunctionIdentity;
+  clients: FunctionClients;
   cluster: Cluster;
   resolution: NodeClassResolution;
   resolved: ResolvedNodeClass;
@@ -121,13 +125,18 @@ async function environment(): Promise<Environment> {
       }),
     }),
   );
-  const ec2 = ec2Api(account.ec2);
-  const cluster = await new ClusterProvider(eksApi(account.eks)).describe(CLUSTER);
+  const identity = await functionIdentity(account, 'provision', {
+    clusterName: CLUSTER,
+    configuration: { nodePools: [nodePool], nodeClasses: [nodeClass] },
+  });
+  const clients = functionClients(account, identity);
+  const ec2 = ec2Api(clients.ec2);
+  const cluster = await new ClusterProvider(eksApi(clients.eks)).describe(CLUSTER);
   const resolution = await resolveNodeClass(nodeClass, {
     subnets: new SubnetProvider(ec2),
     securityGroups: new SecurityGroupProvider(ec2),
-    amis: new AMIProvider(ec2, ssmApi(account.ssm)),
-    instanceProfiles: new InstanceProfileProvider(iamApi(account.iam), {
+    amis: new AMIProvider(ec2, ssmApi(clients.ssm)),
+    instanceProfiles: new InstanceProfileProvider(iamApi(clients.iam), {
       clusterName: CLUSTER,
       region: REGION,
       ...(cluster.arn ? { clusterArn: cluster.arn } : {}),
@@ -142,7 +151,15 @@ async function environment(): Promise<Environment> {
   const instanceTypes = resolveInstanceTypes(catalog, resolution.nodeClass).sort(
     (a, b) => (PRICES[a.name] ?? 0) - (PRICES[b.name] ?? 0),
   );
-  return { account, cluster, resolution, resolved: readyNodeClass(resolution, cluster), instanceTypes };
+  return {
+    account,
+    identity,
+    clients,
+    cluster,
+    resolution,
+    resolved: readyNodeClass(resolution, cluster),
+    instanceTypes,
+  };
 }
 
 function claim(env: Environment, name: string): LaunchRequest {
@@ -157,8 +174,8 @@ function claim(env: Environment, name: string): LaunchRequest {
   };
 }
 
-function launcher(account: MotoAccount, options: { clock?: () => number; sleeps?: number[] } = {}) {
-  const ec2 = ec2Api(account.ec2);
+function launcher(clients: Pick<FunctionClients, 'ec2'>, options: { clock?: () => number; sleeps?: number[] } = {}) {
+  const ec2 = ec2Api(clients.ec2);
   const unavailable = new InMemoryUnavailableOfferings(options.clock ?? Date.now);
   return {
     unavailable,
@@ -198,7 +215,7 @@ describe('launch on moto', () => {
   });
 
   it('launches the cheapest type with every tag and a launch template that round-trips every field', async () => {
-    const { launcher: l } = launcher(env.account);
+    const { launcher: l } = launcher(env.clients);
     const result = await l.launch(claim(env, 'general-tags'), env.resolved);
     expect(result).toMatchObject({ instanceType: 'c5.large', capacityType: 'on-demand', existing: false });
     expect(['us-west-2a', 'us-west-2b']).toContain(result.zone);
@@ -332,7 +349,7 @@ describe('launch on moto', () => {
     expect(planned.unschedulable).toEqual([]);
     expect(planned.nodeClaims.map((c) => c.offering.zone).sort()).toEqual(['us-west-2a', 'us-west-2b']);
 
-    const ec2 = ec2Api(env.account.ec2);
+    const ec2 = ec2Api(env.clients.ec2);
     const fleets: CreateFleetCommandInput[] = [];
     const recording = {
       ...ec2,
@@ -374,7 +391,7 @@ describe('launch on moto', () => {
   });
 
   it('launches spot with a spot-instances-request tag specification in the template', async () => {
-    const { launcher: l } = launcher(env.account);
+    const { launcher: l } = launcher(env.clients);
     // Both allowed and no pin: the launch prefers spot, as Karpenter does.
     const { capacityType: _pinned, ...rest } = claim(env, 'general-spot');
     const request: LaunchRequest = {
@@ -410,24 +427,24 @@ describe('launch on moto', () => {
       );
       return (out.LaunchTemplates ?? []).map((t) => t.LaunchTemplateName).sort();
     };
-    await launcher(env.account).launcher.launch(claim(env, 'general-reuse-1'), env.resolved);
+    await launcher(env.clients).launcher.launch(claim(env, 'general-reuse-1'), env.resolved);
     const before = await templates();
     expect(before.length).toBeGreaterThan(0);
     // A fresh provider (no cache) must find, not recreate, what the first launch made.
-    await launcher(env.account).launcher.launch(claim(env, 'general-reuse-2'), env.resolved);
+    await launcher(env.clients).launcher.launch(claim(env, 'general-reuse-2'), env.resolved);
     expect(await templates()).toEqual(before);
   });
 
   it('returns the same instance when the same claim is launched again', async () => {
-    const first = await launcher(env.account).launcher.launch(claim(env, 'general-retry'), env.resolved);
-    const again = await launcher(env.account).launcher.launch(claim(env, 'general-retry'), env.resolved);
+    const first = await launcher(env.clients).launcher.launch(claim(env, 'general-retry'), env.resolved);
+    const again = await launcher(env.clients).launcher.launch(claim(env, 'general-retry'), env.resolved);
     expect(again).toMatchObject({ instanceId: first.instanceId, instanceType: first.instanceType, existing: true });
     expect(await instancesOfClaim(env.account, 'general-retry')).toHaveLength(1);
   });
 
   it('falls back to the next type when the cheapest has no capacity, and forgets that after 3 minutes', async () => {
     const clock = fakeClock(Date.now());
-    const { launcher: l, unavailable } = launcher(env.account, { clock });
+    const { launcher: l, unavailable } = launcher(env.clients, { clock });
     await injectFault(env.account, {
       action: 'CreateFleet',
       contains: 'general-ice',
@@ -456,7 +473,7 @@ describe('launch on moto', () => {
 
   it('falls back to on-demand and blocks spot when the spot service-linked role cannot be created', async () => {
     const clock = fakeClock(Date.now());
-    const { launcher: l, unavailable } = launcher(env.account, { clock });
+    const { launcher: l, unavailable } = launcher(env.clients, { clock });
     await injectFault(env.account, {
       action: 'CreateFleet',
       // The claim's first request, the spot one.
@@ -487,7 +504,7 @@ describe('launch on moto', () => {
   });
 
   it('leaves a subnet without free addresses out for 3 minutes and launches in another', async () => {
-    const { launcher: l, unavailable } = launcher(env.account);
+    const { launcher: l, unavailable } = launcher(env.clients);
     const full = env.resolved.subnets.find((s) => s.zone === 'us-west-2a');
     if (!full) throw new Error('no subnet in us-west-2a');
     await injectFault(env.account, {
@@ -513,7 +530,7 @@ describe('launch on moto', () => {
   });
 
   it('recreates a launch template CreateFleet reports missing and retries once', async () => {
-    const { launcher: l } = launcher(env.account);
+    const { launcher: l } = launcher(env.clients);
     await injectFault(env.account, {
       action: 'CreateFleet',
       contains: 'general-lt-gone',
@@ -535,9 +552,9 @@ describe('launch on moto', () => {
 
   it('retries a throttled CreateFleet', async () => {
     // maxAttempts 1: the SDK does not retry, so the launcher's own backoff has to.
-    const account = { ...env.account, ...motoAccount({ maxAttempts: 1, accountId: env.account.accountId }) };
+    const account = env.account;
     const sleeps: number[] = [];
-    const { launcher: l } = launcher(account, { sleeps });
+    const { launcher: l } = launcher(functionClients(account, env.identity, { maxAttempts: 1 }), { sleeps });
     await injectFault(account, {
       action: 'CreateFleet',
       contains: 'general-throttle',
@@ -563,7 +580,7 @@ describe('launch on moto', () => {
       times: 1,
     });
     await expect(
-      launcher(env.account).launcher.launch(claim(env, 'general-denied'), env.resolved),
+      launcher(env.clients).launcher.launch(claim(env, 'general-denied'), env.resolved),
     ).rejects.toMatchObject({
       name: 'UnauthorizedOperation',
     });

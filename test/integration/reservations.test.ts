@@ -46,6 +46,7 @@ import {
   type MotoAccount,
   motoAccount,
 } from './helpers';
+import { type FunctionClients, functionClients, functionIdentity } from './iam';
 
 const CLUSTER = 'c1';
 const REGION = 'us-west-2';
@@ -91,6 +92,8 @@ const PLACEMENT_GROUPS_BODY = `<?xml version="1.0" encoding="UTF-8"?><DescribePl
 
 interface Setup {
   account: MotoAccount;
+  /** The provision function's clients: discovery and launch run under its synthesized role. */
+  clients: FunctionClients;
   instanceTypes: InstanceType[];
   reservations: CapacityReservationProvider;
   fleets: CreateFleetCommandInput[];
@@ -100,17 +103,22 @@ interface Setup {
 }
 
 async function setup(account: MotoAccount, spec: Partial<EC2NodeClass['spec']> = {}): Promise<Setup> {
-  const ec2 = ec2Api(account.ec2);
+  const nc = nodeClass(spec);
+  const identity = await functionIdentity(account, 'provision', {
+    clusterName: CLUSTER,
+    configuration: { nodePools: [nodePool], nodeClasses: [nc] },
+  });
+  const clients = functionClients(account, identity);
+  const ec2 = ec2Api(clients.ec2);
   const reservations = new CapacityReservationProvider(ec2);
   const resolver = {
     subnets: new SubnetProvider(ec2),
     securityGroups: new SecurityGroupProvider(ec2),
-    amis: new AMIProvider(ec2, ssmApi(account.ssm)),
-    instanceProfiles: new InstanceProfileProvider(iamApi(account.iam), { clusterName: CLUSTER, region: REGION }),
+    amis: new AMIProvider(ec2, ssmApi(clients.ssm)),
+    instanceProfiles: new InstanceProfileProvider(iamApi(clients.iam), { clusterName: CLUSTER, region: REGION }),
     capacityReservations: reservations,
     placementGroups: new PlacementGroupProvider(ec2),
   };
-  const nc = nodeClass(spec);
   const catalog = await new InstanceTypeProvider(ec2, {
     region: REGION,
     instanceTypes: Object.keys(PRICES),
@@ -126,7 +134,7 @@ async function setup(account: MotoAccount, spec: Partial<EC2NodeClass['spec']> =
       return ec2.createFleet(input);
     },
   };
-  const clusters = new ClusterProvider(eksApi(account.eks));
+  const clusters = new ClusterProvider(eksApi(clients.eks));
   const records = new InMemoryStateStore(Date.now);
   const claims = new AwsClaimLauncher({
     nodeClasses: [nc],
@@ -143,7 +151,7 @@ async function setup(account: MotoAccount, spec: Partial<EC2NodeClass['spec']> =
     records,
     clock: Date.now,
   });
-  return { account, instanceTypes: reserved.types, reservations, fleets, claims, records, nodeClass: nc };
+  return { account, clients, instanceTypes: reserved.types, reservations, fleets, claims, records, nodeClass: nc };
 }
 
 async function templateData(account: MotoAccount, name: string) {
@@ -194,13 +202,13 @@ describe('capacity reservations and placement groups on moto', () => {
     const s = await setup(account);
 
     // The node class reports what it found, as Karpenter's status does.
-    const ec2 = ec2Api(account.ec2);
-    const cluster = await new ClusterProvider(eksApi(account.eks)).describe(CLUSTER);
+    const ec2 = ec2Api(s.clients.ec2);
+    const cluster = await new ClusterProvider(eksApi(s.clients.eks)).describe(CLUSTER);
     const resolution = await resolveNodeClass(s.nodeClass, {
       subnets: new SubnetProvider(ec2),
       securityGroups: new SecurityGroupProvider(ec2),
-      amis: new AMIProvider(ec2, ssmApi(account.ssm)),
-      instanceProfiles: new InstanceProfileProvider(iamApi(account.iam), { clusterName: CLUSTER, region: REGION }),
+      amis: new AMIProvider(ec2, ssmApi(s.clients.ssm)),
+      instanceProfiles: new InstanceProfileProvider(iamApi(s.clients.iam), { clusterName: CLUSTER, region: REGION }),
       capacityReservations: s.reservations,
       k8sVersion: cluster.version,
     });
