@@ -286,11 +286,14 @@ async function scenario(cluster: string, nodePool: NodePool): Promise<Scenario> 
   return s;
 }
 
-beforeAll(() => {
+// The catalog is resolved here, once, so that no test pays for it: about 15 s against an idle moto,
+// past a minute on a loaded 2-core machine.
+beforeAll(async () => {
   process.env.POWERTOOLS_LOG_LEVEL = process.env.DEBUG_LOG ?? 'SILENT';
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
   tools = powertools('itest-disruption-upstream', 'drift');
-});
+  await (await scenario('catalog', pool())).launchNode();
+}, 240_000);
 
 afterAll(async () => {
   for (const s of scenarios) await s.api.stop();
@@ -347,7 +350,10 @@ describe('disruption decisions as upstream makes them, on moto and the fake API 
     expect(replacement).toBeDefined();
   });
 
-  it(`${DISRUPTION}/suite_test.go: should not consider nodes that are not initialized as part of disruption count (10% of 10 initialized nodes, 5 uninitialized: 1 at a time)`, async () => {
+  // Fifteen launches through the real launch path: about 6 s idle, more than a minute at load 25.
+  it(`${DISRUPTION}/suite_test.go: should not consider nodes that are not initialized as part of disruption count (10% of 10 initialized nodes, 5 uninitialized: 1 at a time)`, {
+    timeout: 180_000,
+  }, async () => {
     const s = await scenario(
       'uninit',
       pool({ disruption: { consolidateAfter: 'Never', budgets: [{ nodes: '10%' }] } }),
