@@ -17,6 +17,8 @@ import type { CreateFleetCommandInput, CreateFleetCommandOutput } from '@aws-sdk
 import { METRIC } from '../shared/contracts';
 import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
+import type { InstanceType } from '../shared/instancetypes/types';
+import { resourceListOf } from '../shared/nodeclaim/launch-record';
 import type { ResolvedNodeClass } from '../shared/providers/instance';
 import { BatchingInstanceLauncher } from '../shared/providers/instance/batch';
 import { InMemoryStateStore } from '../shared/providers/memorystate';
@@ -52,6 +54,63 @@ export interface BurstResult {
   throttled: number;
   /** Records not launched when the benchmark stopped at MAX_INVOCATIONS (0 when every launch went out). */
   unlaunched: number;
+  /** NodeClaim records written, and instances launched: equal when nothing launched twice and nothing was abandoned. */
+  records: number;
+  instances: number;
+  /** Claims with more than one instance (must be 0). */
+  launchedTwice: number;
+  /** Pods neither bound nor nominated to a claim at the end (0 when the burst is placed). */
+  uncovered: number;
+}
+
+/** How long after its launch a node registers and the kube-scheduler binds the pods nominated to it. */
+const BIND_AFTER_MS = 90_000;
+
+/**
+ * The cluster between two invocations: the pods nominated to a claim whose instance was launched
+ * BIND_AFTER_MS ago are bound to its node (the benchmark runs no kubelet), so a burst longer than
+ * a nomination's lifetime sees what a real one would: placed pods bound, not pending.
+ */
+async function bindLaunched(
+  kube: FakeKube,
+  state: InMemoryStateStore,
+  instances: FakeInstances,
+  launchedAt: ReadonlyMap<string, number>,
+  types: readonly InstanceType[],
+  now: number,
+): Promise<void> {
+  const registered = new Set<string>();
+  for (const instance of instances.instances.values()) {
+    if ((launchedAt.get(instance.instanceId) ?? now) > now - BIND_AFTER_MS) continue;
+    registered.add(instance.nodeClaimName);
+    if (kube.nodes.has(instance.nodeClaimName)) continue;
+    // Registered and initialized: what is bound there counts against its allocatable.
+    const type = types.find((t) => t.name === instance.instanceType);
+    kube.putNode({
+      metadata: {
+        name: instance.nodeClaimName,
+        labels: {
+          'kubernetes.io/hostname': instance.nodeClaimName,
+          'karpenter.sh/nodepool': instance.nodePool,
+          'karpenter.sh/registered': 'true',
+          'karpenter.sh/initialized': 'true',
+        },
+      },
+      spec: { providerID: `aws:///${instance.zone}/${instance.instanceId}` },
+      status: { allocatable: resourceListOf(type?.allocatable ?? {}) },
+    });
+  }
+  const byUid = new Map([...kube.pods.values()].map((p) => [p.metadata.uid, p]));
+  for (const nomination of await state.nominations()) {
+    if (!registered.has(nomination.nodeClaimName)) continue;
+    for (const uid of nomination.podUids) {
+      const pod = byUid.get(uid);
+      if (pod && !pod.spec.nodeName) {
+        pod.spec.nodeName = nomination.nodeClaimName;
+        pod.status = { phase: 'Running' };
+      }
+    }
+  }
 }
 
 /** A burst still launching after this many invocations is reported as it stands, not waited out. */
@@ -119,7 +178,7 @@ function throttled(action: string): Error {
 
 /** EC2 as the launch path sees it: latency, and refusals where EC2's default buckets are empty. */
 function fakeEc2(time: ReturnType<typeof skippingTime>, instances: FakeInstances) {
-  const stats = { createFleet: 0, lastLaunchAt: 0, throttled: 0, launched: 0 };
+  const stats = { createFleet: 0, lastLaunchAt: 0, throttled: 0, launched: 0, launchedAt: new Map<string, number>() };
   const bucket = (spec: { capacity: number; refillPerSecond: number }) => new TokenBucket(spec, time.now, time.sleep);
   const requests = new Map<string, TokenBucket>();
   const admit = (action: string, mutating: boolean) => {
@@ -169,11 +228,19 @@ function fakeEc2(time: ReturnType<typeof skippingTime>, instances: FakeInstances
       await time.sleep(CREATE_FLEET_MS);
       const override = input.LaunchTemplateConfigs?.[0]?.Overrides?.[0];
       const ids = Array.from({ length: count }, () => `i-${(next++).toString(16).padStart(17, '0')}`);
-      for (const id of ids) typeOf.set(id, override?.InstanceType ?? '');
+      for (const id of ids) {
+        typeOf.set(id, override?.InstanceType ?? '');
+        stats.launchedAt.set(id, time.now());
+      }
       const single = input.TagSpecifications?.[0]?.Tags?.find((t) => t.Key === 'karpenter.sh/nodeclaim')?.Value;
       if (single)
         for (const id of ids)
-          instances.add({ instanceId: id, nodeClaimName: single, nodePool: nodePool.metadata.name });
+          instances.add({
+            instanceId: id,
+            nodeClaimName: single,
+            nodePool: nodePool.metadata.name,
+            instanceType: override?.InstanceType ?? '',
+          });
       stats.launched += count;
       stats.lastLaunchAt = time.now();
       return {
@@ -272,8 +339,15 @@ async function burst(size: number, types: ReturnType<typeof resolveInstanceTypes
         break;
       }
       time.skip(RETRY_DELAY_MS);
+      await bindLaunched(kube, state, instances, stats.launchedAt, types, time.now());
     }
   }
+  const nominatedTo = new Set((await state.nominations()).flatMap((n) => n.podUids));
+  const uncovered = [...kube.pods.values()].filter(
+    (p) => !p.spec.nodeName && !nominatedTo.has(p.metadata.uid ?? ''),
+  ).length;
+  const perClaim = new Map<string, number>();
+  for (const i of instances.instances.values()) perClaim.set(i.nodeClaimName, (perClaim.get(i.nodeClaimName) ?? 0) + 1);
   return {
     pods: size,
     nodeClaims,
@@ -284,6 +358,10 @@ async function burst(size: number, types: ReturnType<typeof resolveInstanceTypes
     launchedInFirstInvocation,
     throttled: stats.throttled,
     unlaunched: capped ? Math.max(0, nodeClaims - stats.launched) : 0,
+    records: nodeClaims,
+    instances: stats.launched,
+    launchedTwice: [...perClaim.values()].filter((n) => n > 1).length,
+    uncovered,
   };
 }
 
@@ -321,7 +399,7 @@ export async function runBurstBenchmarks(write = false): Promise<BurstResult[]> 
     const result = await burst(size, types);
     out.push(result);
     console.log(
-      `burst  ${String(size).padStart(6)} pods  ${String(result.nodeClaims).padStart(5)} claims  decision ${result.decisionMs.toFixed(0).padStart(6)} ms  ${result.createFleetCalls} CreateFleet  last launch at ${result.secondsToLastLaunch} s  ${result.invocations} invocation(s), ${result.launchedInFirstInvocation} instances in the first  ${result.throttled} throttled${result.unlaunched > 0 ? `  ${result.unlaunched} claims still unlaunched after ${MAX_INVOCATIONS} invocations` : ''}`,
+      `burst  ${String(size).padStart(6)} pods  ${String(result.nodeClaims).padStart(5)} claims  decision ${result.decisionMs.toFixed(0).padStart(6)} ms  ${result.createFleetCalls} CreateFleet  last launch at ${result.secondsToLastLaunch} s  ${result.invocations} invocation(s), ${result.launchedInFirstInvocation} instances in the first  ${result.throttled} throttled  ${result.records} records / ${result.instances} instances, ${result.launchedTwice} launched twice, ${result.uncovered} pods uncovered${result.unlaunched > 0 ? `  ${result.unlaunched} claims still unlaunched after ${MAX_INVOCATIONS} invocations` : ''}`,
     );
   }
   if (write) {

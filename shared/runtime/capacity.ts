@@ -67,6 +67,11 @@ export interface ExistingCapacity {
   claims: ClaimCapacity[];
   /** Pending pods nominated to an offered claim: counted there, not planned again. */
   held: Set<string>;
+  /**
+   * Records a decision wrote that waited too long to launch (UNLAUNCHED_RECORD_MAX_AGE_MS): not
+   * offered; the decision deletes them and frees their pods, which it plans again.
+   */
+  abandoned: NodeClaimRecord[];
 }
 
 function isUnboundLive(pod: Pod): boolean {
@@ -211,20 +216,37 @@ export function existingCapacity(input: CapacityInput): ExistingCapacity {
     });
   }
   const liveClaims = new Set(input.live.map((i) => i.nodeClaimName));
+  const abandoned: NodeClaimRecord[] = [];
   for (const record of input.records) {
     if (liveClaims.has(record.metadata.name)) continue;
+    if (
+      waitingToLaunch(record) &&
+      !(input.now - Date.parse(record.metadata.creationTimestamp) < UNLAUNCHED_RECORD_MAX_AGE_MS)
+    ) {
+      abandoned.push(record);
+      continue;
+    }
     const offered = unlaunchedClaim(input, record, nominationByClaim.get(record.metadata.name), podsByUid);
     if (!offered) continue;
     for (const pod of offered.unlaunched?.pods ?? []) held.add(podUid(pod));
     claims.push(offered);
   }
-  return { claims, held };
+  return { claims, held, abandoned };
+}
+
+/** Written by a provision decision (it names its launch batch), not launched, not being deleted. */
+function waitingToLaunch(record: NodeClaimRecord): boolean {
+  return (
+    record.metadata.annotations[LAUNCH_BATCH_ANNOTATION] !== undefined &&
+    record.status.providerID === undefined &&
+    !isMarkedForDeletion(record)
+  );
 }
 
 /**
  * How old an unlaunched record may be and still be launched: gc deletes a record without an instance
  * at the registration TTL, and a launch begun close to that could lose its record under it. An older
- * one is left to gc, and its pods are planned again.
+ * one is deleted by the decision that finds it, and its pods are planned again.
  */
 export const UNLAUNCHED_RECORD_MAX_AGE_MS = REGISTRATION_TTL_MS - 5 * 60_000;
 
@@ -240,9 +262,7 @@ function unlaunchedClaim(
   nomination: Nomination | undefined,
   podsByUid: ReadonlyMap<string, Pod>,
 ): ClaimCapacity | undefined {
-  if (record.metadata.annotations[LAUNCH_BATCH_ANNOTATION] === undefined) return undefined;
-  if (record.status.providerID !== undefined || isMarkedForDeletion(record) || !nomination) return undefined;
-  if (!(input.now - Date.parse(record.metadata.creationTimestamp) < UNLAUNCHED_RECORD_MAX_AGE_MS)) return undefined;
+  if (!waitingToLaunch(record) || !nomination) return undefined;
   const nodePool = record.metadata.labels[LABEL_NODEPOOL];
   if (!nodePool || !input.nodePools.some((p) => p.metadata.name === nodePool)) return undefined;
   const typeRequirement = record.spec.requirements.find((r) => r.key === LABEL_INSTANCE_TYPE);

@@ -24,6 +24,7 @@ import { type PlannedNodeClaim, podKey, type SchedulingResult, solve, type Unsch
 import { volumeTopology } from '../scheduling/volumetopology';
 import { type ClaimCapacity, existingCapacity } from './capacity';
 import { type ClusterReader, type IgnoredPod, pendingInCluster, readCluster, readVolumes } from './cluster-read';
+import { mapLimit } from './concurrency';
 import type { ClaimInstances } from './instances';
 import { splitLaunchedDetail } from './launched-events';
 import { podUid } from './objects';
@@ -123,7 +124,7 @@ export interface ProvisionDeps extends Telemetry {
   kube: ClusterReader;
   state: Pick<StateStore, 'nominations' | 'nominate' | 'releaseNomination'>;
   /** The NodeClaim records: what every claim was launched as, and what counts against NodePool limits. */
-  records: Pick<NodeClaimStore, 'nodeClaims'>;
+  records: Pick<NodeClaimStore, 'nodeClaims' | 'deleteNodeClaim'>;
   launcher: ClaimLauncher;
   events: { nodeClaimsLaunched(detail: NodeClaimsLaunchedDetail): Promise<void> };
   clock: Clock;
@@ -174,8 +175,10 @@ export const INITIALIZED_NODE_NOMINATION_MS = 60_000;
 /** What a decision reads: `karpless plan --from-cluster` runs the same decision on the same reads. */
 export type DecisionDeps = Pick<
   ProvisionDeps,
-  'nodePools' | 'instanceTypes' | 'instances' | 'kube' | 'state' | 'records' | 'clock'
->;
+  'nodePools' | 'instanceTypes' | 'instances' | 'kube' | 'state' | 'clock'
+> & {
+  records: Pick<NodeClaimStore, 'nodeClaims'>;
+};
 
 export interface Decision {
   result: SchedulingResult;
@@ -185,6 +188,8 @@ export interface Decision {
   alreadyNominated: number;
   priceSource: string;
   instanceTypes: Record<string, InstanceType[]>;
+  /** Recorded claims past their launch window: the launching decision deletes them (capacity.ts). */
+  abandoned: NodeClaimRecord[];
 }
 
 const EMPTY_RESULT: SchedulingResult = { nodeClaims: [], existingNodes: [], unschedulable: [], totalPrice: 0 };
@@ -213,7 +218,7 @@ export async function decide(deps: DecisionDeps, batch: ProvisionBatch): Promise
     read('pods and nodes', () => readCluster(deps.kube)),
   ]);
   const { pods: pending, ignored } = pendingInCluster(batch.pods, cluster.pods);
-  const { claims, held } = existingCapacity({
+  const { claims, held, abandoned } = existingCapacity({
     nodePools: deps.nodePools,
     instanceTypes: types.byNodePool,
     live,
@@ -267,6 +272,7 @@ export async function decide(deps: DecisionDeps, batch: ProvisionBatch): Promise
     alreadyNominated: pending.length - unheld.length,
     priceSource: types.priceSource,
     instanceTypes: types.byNodePool,
+    abandoned,
   };
 }
 
@@ -291,6 +297,24 @@ async function announce(deps: ProvisionDeps, detail: NodeClaimsLaunchedDetail): 
     }
   }
   if (failed > 0) deps.metrics.record(METRIC.actionFailures, 'Count', failed);
+}
+
+/**
+ * Claims recorded long ago and never launched (EC2's instance bucket is slow to refill after a burst):
+ * deleted with their nominations, so gc cannot delete a record under a launch and their pods are
+ * planned again now. Provision decisions run one at a time per cluster and a record this old has no
+ * launch in progress.
+ */
+async function abandon(deps: ProvisionDeps, records: readonly NodeClaimRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  deps.log.warn('recorded claims not launched in time: deleted, their pods planned again', {
+    count: records.length,
+    nodeclaims: records.slice(0, 20).map((r) => r.metadata.name),
+  });
+  await mapLimit(records, 16, async (record) => {
+    await deps.state.releaseNomination(record.metadata.name);
+    await deps.records.deleteNodeClaim(record.metadata.name);
+  });
 }
 
 /** The claims earlier decisions recorded and did not launch, with every pod now nominated to them. */
@@ -327,10 +351,12 @@ export async function provision(
   options: ProvisionOptions = {},
 ): Promise<ProvisionReport> {
   const started = deps.clock();
-  const { result, capacity, ignored, pending, alreadyNominated, priceSource, instanceTypes } = await decide(
+  const { result, capacity, ignored, pending, alreadyNominated, priceSource, instanceTypes, abandoned } = await decide(
     deps,
     batch,
   );
+  // Before any nomination: their pods' locks must be free for the claims planned now.
+  await abandon(deps, abandoned);
   const decisionMs = deps.clock() - started;
   deps.metrics.record(METRIC.decisionLatency, 'Milliseconds', decisionMs);
   deps.metrics.record(METRIC.podsPerDecision, 'Count', pending);

@@ -444,6 +444,9 @@ export class FakeState implements StateStore {
   async nodeClaims(): Promise<NodeClaimRecord[]> {
     return structuredClone(this.records);
   }
+  async deleteNodeClaim(name: string): Promise<void> {
+    this.records = this.records.filter((r) => r.metadata.name !== name);
+  }
 }
 
 /** Our instances as EC2 tags would describe them. */

@@ -154,20 +154,24 @@ describe('a decision cut short by the invocation’s end', () => {
     expect(fleets).toHaveLength(2);
   });
 
-  it('leaves a record older than the launch window to gc: its pods are planned again', async () => {
+  it('deletes a record that waited past the launch window, frees its pods and plans them again', async () => {
     const pods = burst();
     await expect(
       provision(deps(), batch(pods, '2026-01-01T00:00:00.000Z'), { remainingMs: cutAfterFirstBatch() }),
     ).rejects.toBeInstanceOf(LaunchesPendingError);
-    const first = (await state.nodeClaims()).length;
+    const stale = (await state.nodeClaims())
+      .filter((r) => r.status.providerID === undefined)
+      .map((r) => r.metadata.name);
     now += UNLAUNCHED_RECORD_MAX_AGE_MS;
     await provision(deps(), batch(pods, '2026-01-01T00:10:00.000Z'));
     const records = await state.nodeClaims();
-    expect(records.length).toBeGreaterThan(first);
-    // The old record is not launched (gc deletes it at the registration TTL).
-    expect(records.filter((r) => r.status.providerID === undefined).length).toBe(
-      records.length - instances.instances.size,
-    );
+    for (const name of stale) expect(records.find((r) => r.metadata.name === name)).toBeUndefined();
+    // Their pods planned again, under new claims nominated in full (no lock of the old claims left).
+    expect(records.every((r) => r.status.providerID !== undefined)).toBe(true);
+    expect(instances.instances.size).toBe(records.length);
+    const nominated = (await state.nominations()).flatMap((n) => n.podUids);
+    expect(nominated.sort()).toEqual(pods.map((p) => p.metadata.uid).sort());
+    expect(fleets.flat().filter((name) => stale.includes(name))).toEqual([]);
   });
 
   it('frees the pods of a recorded claim EC2 has no capacity for, so the next decision plans them again', async () => {
