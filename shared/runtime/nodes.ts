@@ -109,23 +109,31 @@ export class NodeReconciler {
 
   async reconcile(nodes: readonly Node[]): Promise<void> {
     const wanted = nodes.filter((n) => this.wants(n));
+    const idOf = (n: Node) => instanceIdFromProviderID(n.spec?.providerID) ?? '';
     const unknown = wanted
       .filter((n) => !beingDeleted(n))
-      .map((n) => instanceIdFromProviderID(n.spec?.providerID) ?? '')
+      .map(idOf)
       .filter((id) => id !== '' && !this.known.has(id));
-    if (unknown.length > 0) {
-      const found = await this.deps.instances.byIds(unknown);
-      for (const id of unknown) this.known.set(id, found.get(id) ?? null);
-    }
+    const deleting = wanted
+      .filter(beingDeleted)
+      .map(idOf)
+      .filter((id) => id !== '');
+    // One DescribeInstances (200 ids a call) for the whole pass: the drains stepped below read their
+    // instances from it instead of each asking when its own turn comes, which would cost a call per
+    // node whenever their turns do not happen to overlap.
+    const found: Map<string, ClaimInstance> =
+      unknown.length + deleting.length > 0 ? await this.deps.instances.byIds([...unknown, ...deleting]) : new Map();
+    for (const id of unknown) this.known.set(id, found.get(id) ?? null);
+    const instances = passInstances(this.deps.instances, new Set(deleting), found);
     // Nodes at once, as Karpenter's controllers reconcile them: 4,000 nodes of a burst register in
-    // minutes, not hours, and their drains' EC2 calls share batched calls (instance-batches.ts).
-    await mapLimit(wanted, RECONCILE_CONCURRENCY, (node) => this.reconcileOne(node));
+    // minutes, not hours, and their drains' TerminateInstances calls share batched calls.
+    await mapLimit(wanted, RECONCILE_CONCURRENCY, (node) => this.reconcileOne(node, instances));
   }
 
-  private async reconcileOne(node: Node): Promise<void> {
+  private async reconcileOne(node: Node, instances: NodeReconcilerDeps['instances']): Promise<void> {
     const deleting = beingDeleted(node);
     try {
-      if (deleting) await this.stepDeletion(node);
+      if (deleting) await this.stepDeletion(node, instances);
       else await this.registerOrInitialize(node);
     } catch (error) {
       if (!deleting) {
@@ -204,15 +212,16 @@ export class NodeReconciler {
   }
 
   /** One step of the node's termination; a deletion nobody began (`kubectl delete node`) begins here. */
-  private async stepDeletion(node: Node): Promise<void> {
+  private async stepDeletion(node: Node, instances: NodeReconcilerDeps['instances']): Promise<void> {
     const name = node.metadata.name;
-    let record = await this.deps.state.getDrain(name);
+    const deps = { ...this.deps, instances };
+    let record = await deps.state.getDrain(name);
     if (!record) {
       const instanceId = instanceIdFromProviderID(node.spec?.providerID) ?? '';
-      const instance = instanceId ? await this.instanceOf(instanceId) : undefined;
+      const instance = instanceId ? (await instances.byIds([instanceId])).get(instanceId) : undefined;
       const pool = instance?.nodePool || node.metadata.labels?.['karpenter.sh/nodepool'];
       const grace = pool ? this.deps.claims.terminationGracePeriodMs(pool) : undefined;
-      record = await ensureTermination(this.deps, {
+      record = await ensureTermination(deps, {
         nodeName: name,
         instanceId,
         ...(instance ? { nodeClaimName: instance.nodeClaimName } : {}),
@@ -220,15 +229,26 @@ export class NodeReconciler {
         ...(grace !== undefined ? { fallbackGraceMs: grace } : {}),
       });
     }
-    const step = await stepTermination(this.deps, record);
+    const step = await stepTermination(deps, record);
     this.counts.drainSteps++;
     if (step.finished) this.counts.drained++;
   }
+}
 
-  private async instanceOf(instanceId: string): Promise<ClaimInstance | undefined> {
-    if (!this.known.has(instanceId)) {
-      this.known.set(instanceId, (await this.deps.instances.byIds([instanceId])).get(instanceId) ?? null);
-    }
-    return this.known.get(instanceId) ?? undefined;
-  }
+/**
+ * The instances as this pass read them: ids read at its start are answered from that reading (a
+ * drain's next pass reads again), any other id is asked of EC2.
+ */
+function passInstances(
+  instances: NodeReconcilerDeps['instances'],
+  read: ReadonlySet<string>,
+  found: ReadonlyMap<string, ClaimInstance>,
+): NodeReconcilerDeps['instances'] {
+  return {
+    byIds: async (ids) => {
+      if (!ids.every((id) => read.has(id))) return instances.byIds(ids);
+      return new Map(ids.flatMap((id) => (found.has(id) ? [[id, found.get(id) as ClaimInstance] as const] : [])));
+    },
+    terminate: (ids) => instances.terminate(ids),
+  };
 }

@@ -384,11 +384,12 @@ describe('termination on moto and the fake API server (fake clock)', () => {
     const finishing = await passUntil(() => nodes.every((n) => api.getNode(n.nodeName) === undefined), 5_000, 60_000);
     const passes = terminating / 5_000 + 1 + finishing / 5_000 + 1;
     const after = runtimes.watcher.instances.batchedCalls;
-    // Stepped one node at a time, each node's pass makes one or two DescribeInstances and its
-    // termination one TerminateInstances (12 calls at least, and 12 to 24 a pass). At once, the calls
-    // that overlap go out together: a handful in all.
-    expect(after.terminate - before.terminate).toBeLessThan(nodes.length / 2);
-    expect(after.describe - before.describe).toBeLessThan((nodes.length * passes) / 2);
+    // Stepped one node at a time, each node's pass makes one or two DescribeInstances (12 to 24 a
+    // pass). The pass reads all twelve instances in one call, and each instance is terminated once;
+    // how many TerminateInstances calls merge depends on how the drains' turns overlap, which the
+    // unit tests of instance-batches.ts hold without timing.
+    expect(after.describe - before.describe).toBeLessThanOrEqual(passes);
+    expect(after.terminate - before.terminate).toBeLessThanOrEqual(nodes.length);
     for (const n of nodes) expect(api.getNode(n.nodeName)).toBeUndefined();
   }, 180_000);
 });
