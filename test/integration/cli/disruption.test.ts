@@ -17,12 +17,13 @@ import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { KUBE, TAG } from '../../../shared/contracts';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
 import { driftDeps } from '../../../shared/runtime/deps/drift';
-import { buildRuntime, instanceTypeSource } from '../../../shared/runtime/environment';
+import { instanceTypeSource } from '../../../shared/runtime/environment';
 import { noMetrics, silentLog } from '../../../shared/runtime/telemetry';
 import { solve } from '../../../shared/scheduling';
 import { pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { createCluster, createNetwork, DEFAULT_ACCOUNT_ID, motoAccount } from '../helpers';
+import { functionRuntimes } from '../iam';
 
 const run = promisify(execFile);
 const suffix = randomUUID().slice(0, 8);
@@ -103,7 +104,8 @@ beforeAll(async () => {
   const configDir = mkdtempSync(join(tmpdir(), 'karpless-disruption-config-'));
   const configFile = join(configDir, 'karpless-config.json');
   writeFileSync(configFile, JSON.stringify({ nodePools: [nodePool], nodeClasses: [nodeClass('1')] }));
-  const runtime = buildRuntime({
+  // The nodes are launched as the drift function launches replacements, under its own synthesized role.
+  const { drift: runtime } = await functionRuntimes(account, {
     env: {
       KARPLESS_CLUSTER_NAME: CLUSTER,
       KARPLESS_STATE_TABLE: `state-${suffix}`,
@@ -112,7 +114,6 @@ beforeAll(async () => {
       KARPLESS_KUBE_ENDPOINT: api.url,
       AWS_REGION: account.region,
     },
-    clients: account,
   });
   const types = await instanceTypeSource(runtime, telemetry)();
   const session = await (await driftDeps(runtime, telemetry)).session();

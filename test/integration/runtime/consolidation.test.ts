@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { DescribeInstancesCommand, type Instance } from '@aws-sdk/client-ec2';
 import { CreateRoleCommand } from '@aws-sdk/client-iam';
 import type { Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as driftHandler } from '../../../lambdas/drift/handler';
 import type { Node } from '../../../shared/apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
@@ -20,7 +20,7 @@ import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-po
 import { driftDeps } from '../../../shared/runtime/deps/drift';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
 import type { DriftReport, DriftSession } from '../../../shared/runtime/drift';
-import { buildRuntime, instanceTypeSource, type Runtime } from '../../../shared/runtime/environment';
+import { instanceTypeSource, type Runtime } from '../../../shared/runtime/environment';
 import { NodeReconciler } from '../../../shared/runtime/nodes';
 import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
 import type { ResolvedInstanceTypes } from '../../../shared/runtime/provision';
@@ -29,6 +29,7 @@ import { fakeClock } from '../../providers/fakes';
 import { pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { createCluster, createNetwork, type MotoAccount, motoAccount } from '../helpers';
+import { type FunctionRuntimes, functionRuntimes } from '../iam';
 import { PINNED_RELEASE } from '../moto/seed';
 
 const DISCOVERY = { 'karpenter.sh/discovery': 'consolidation' };
@@ -81,10 +82,14 @@ const context = {
 } as unknown as Context;
 const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} };
 
+// Each scenario deploys the stack's roles into a fresh account and launches through the real path.
+vi.setConfig({ testTimeout: 120_000 });
+
 class Scenario {
   readonly account: MotoAccount = motoAccount();
   api!: FakeApiServer;
   runtime!: Runtime;
+  private runtimes!: FunctionRuntimes;
   clock = fakeClock(Date.now());
   drift!: () => Promise<DriftReport>;
   private index = 0;
@@ -111,7 +116,8 @@ class Scenario {
     this.api = await FakeApiServer.start();
     const configFile = join(mkdtempSync(join(tmpdir(), 'karpless-consolidation-')), 'karpless-config.json');
     writeFileSync(configFile, JSON.stringify({ nodePools: [this.nodePool], nodeClasses: [nodeClass] }));
-    this.runtime = buildRuntime({
+    // Each function under its own synthesized role (the IAM harness).
+    this.runtimes = await functionRuntimes(this.account, {
       env: {
         KARPLESS_CLUSTER_NAME: this.cluster,
         KARPLESS_STATE_TABLE: `state-${this.cluster}`,
@@ -120,11 +126,11 @@ class Scenario {
         KARPLESS_KUBE_ENDPOINT: this.api.url,
         AWS_REGION: this.account.region,
       },
-      clients: this.account,
       clock: this.clock,
       // The validation delay passes on the fake clock instead of in real time.
       sleep: async (ms) => this.clock.advance(ms),
     });
+    this.runtime = this.runtimes.drift;
     const runtime = this.runtime;
     catalog ??= instanceTypeSource(runtime, tools.telemetry)();
     const types = catalog;
@@ -208,7 +214,7 @@ class Scenario {
 
   /** The watcher's termination flow, stepped until every deleting node is gone. */
   async terminate(): Promise<void> {
-    const reconciler = new NodeReconciler(await watcherDeps(this.runtime, tools.telemetry));
+    const reconciler = new NodeReconciler(await watcherDeps(this.runtimes.watcher, tools.telemetry));
     for (let step = 0; step < 8 && this.deleting().length > 0; step++) await reconciler.reconcile(this.api.nodes());
   }
 

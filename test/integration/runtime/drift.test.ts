@@ -17,7 +17,7 @@ import {
 } from '@aws-sdk/client-ec2';
 import { CreateRoleCommand } from '@aws-sdk/client-iam';
 import type { Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as driftHandler } from '../../../lambdas/drift/handler';
 import type { Node } from '../../../shared/apis/core/v1';
 import { karpenterCrds } from '../../../shared/apis/v1/crds';
@@ -27,7 +27,7 @@ import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-po
 import { driftDeps } from '../../../shared/runtime/deps/drift';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
 import type { DriftReport } from '../../../shared/runtime/drift';
-import { buildRuntime, instanceTypeSource, type Runtime } from '../../../shared/runtime/environment';
+import { instanceTypeSource, type Runtime } from '../../../shared/runtime/environment';
 import { NodeReconciler } from '../../../shared/runtime/nodes';
 import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
 import type { ResolvedInstanceTypes } from '../../../shared/runtime/provision';
@@ -37,6 +37,7 @@ import { fakeClock } from '../../providers/fakes';
 import { pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { createCluster, createNetwork, injectFault, type MotoAccount, motoAccount } from '../helpers';
+import { type FunctionRuntimes, functionRuntimes } from '../iam';
 import { PINNED_RELEASE, SEED_K8S_VERSION, seedImageId } from '../moto/seed';
 
 const DISCOVERY = { 'karpenter.sh/discovery': 'drift' };
@@ -100,11 +101,15 @@ const amiEvent = {
 };
 const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events', detail: {} };
 
+// Each scenario deploys the stack's roles into a fresh account and launches through the real path.
+vi.setConfig({ testTimeout: 120_000 });
+
 class Scenario {
   readonly account: MotoAccount = motoAccount();
   api!: FakeApiServer;
   private newImageId: string | undefined;
   runtime!: Runtime;
+  private runtimes!: FunctionRuntimes;
   clock = fakeClock(Date.now());
   private nodeCount = 0;
   private types: ResolvedInstanceTypes | undefined;
@@ -132,18 +137,19 @@ class Scenario {
     await createCluster(account, this.cluster);
     await createStateTable(dynamoApi(account.dynamodb), `state-${this.cluster}`);
     this.api = await FakeApiServer.start();
-    this.configure(this.nodePool, this.nodeClass);
+    await this.configure(this.nodePool, this.nodeClass);
     return this;
   }
 
   /** (Re)deploys the configuration: what `cdk deploy` of changed manifests does. */
-  configure(nodePool: NodePool, nodeClass: EC2NodeClass): void {
+  async configure(nodePool: NodePool, nodeClass: EC2NodeClass): Promise<void> {
     this.nodePool = nodePool;
     this.nodeClass = nodeClass;
     this.watcherDeps = undefined;
     const configFile = join(mkdtempSync(join(tmpdir(), 'karpless-drift-')), 'karpless-config.json');
     writeFileSync(configFile, JSON.stringify({ nodePools: [nodePool], nodeClasses: [nodeClass] }));
-    this.runtime = buildRuntime({
+    // Each function under its own synthesized role (the IAM harness), as deployed for this configuration.
+    this.runtimes = await functionRuntimes(this.account, {
       env: {
         KARPLESS_CLUSTER_NAME: this.cluster,
         KARPLESS_STATE_TABLE: `state-${this.cluster}`,
@@ -152,9 +158,9 @@ class Scenario {
         KARPLESS_KUBE_ENDPOINT: this.api.url,
         AWS_REGION: this.account.region,
       },
-      clients: this.account,
       clock: this.clock,
     });
+    this.runtime = this.runtimes.drift;
     const handler = driftHandler(
       once(() => driftDeps(this.runtime, tools.telemetry)),
       tools,
@@ -223,7 +229,7 @@ class Scenario {
 
   /** The watcher's termination flow, stepped until every deleting node is gone. */
   async terminate(): Promise<void> {
-    this.watcherDeps ??= await watcherDeps(this.runtime, tools.telemetry);
+    this.watcherDeps ??= await watcherDeps(this.runtimes.watcher, tools.telemetry);
     const reconciler = new NodeReconciler(this.watcherDeps);
     for (let step = 0; step < 8 && this.api.nodes().some((n) => n.metadata.deletionTimestamp); step++) {
       await reconciler.reconcile(this.api.nodes());
@@ -362,7 +368,7 @@ describe('drift on moto and the fake API server', () => {
     const node = await s.launchNode();
     const ami = await s.releaseNewAMI();
     expect(await s.drift(amiEvent)).toMatchObject({ candidates: 0, started: [] });
-    s.configure(poolWith([{ nodes: '100%' }]), nodeClassFor(`al2023@${NEW_RELEASE}`));
+    await s.configure(poolWith([{ nodes: '100%' }]), nodeClassFor(`al2023@${NEW_RELEASE}`));
     const report = await s.drift(scheduled);
     expect(report.started.map((x) => x.node)).toEqual([node.name]);
     expect(report.started[0]?.detail).toContain(`now resolves ${ami}`);
