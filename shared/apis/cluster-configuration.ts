@@ -42,6 +42,11 @@ export interface ClusterConfigurationResult {
   invalid: InvalidObject[];
   /** NodePools left out because their EC2NodeClass is not in the cluster (Karpenter: NodeClassReady=False). */
   withoutNodeClass: string[];
+  /**
+   * EC2NodeClasses being deleted (left out, as Karpenter launches nothing for them: NodeClassTerminating)
+   * with the NodePools that name them, which therefore launch nothing either.
+   */
+  terminating: { nodeClass: string; nodePools: string[] }[];
   /** The last valid versions after this read (objects gone from the cluster are forgotten). */
   lastValid: LastValid;
 }
@@ -67,6 +72,15 @@ export function resolveClusterConfiguration(input: {
   lastValid: LastValid;
 }): ClusterConfigurationResult {
   const nodeClasses = input.nodeClasses.filter(live).map((o) => userObject(o, 'EC2NodeClass', NODECLASS_API_VERSION));
+  const terminating = input.nodeClasses
+    .filter((o) => !live(o))
+    .map((o) => ({
+      nodeClass: o.metadata.name,
+      nodePools: input.nodePools
+        .filter((p) => live(p) && nodeClassRefName(p) === o.metadata.name)
+        .map((p) => p.metadata.name)
+        .sort(),
+    }));
   const classNames = new Set(nodeClasses.map((c) => c.metadata.name));
   const withoutNodeClass: string[] = [];
   const nodePools = input.nodePools
@@ -142,7 +156,7 @@ export function resolveClusterConfiguration(input: {
     withoutNodeClass.push(pool.metadata.name);
     return false;
   });
-  return { config, invalid, withoutNodeClass, lastValid };
+  return { config, invalid, withoutNodeClass, terminating, lastValid };
 }
 
 /** The problems of one object as the cluster path finds them, for its status and events. */

@@ -95,6 +95,8 @@ export interface NodePoolStatusInput {
   records: readonly NodeClaimRecord[];
   /** The Ready condition of its EC2NodeClass object, when the cluster has one. */
   nodeClassReady?: Pick<Condition, 'status' | 'reason' | 'message'>;
+  /** Its EC2NodeClass object is being deleted (karpless launches nothing for it meanwhile). */
+  nodeClassTerminating?: boolean;
   /** The first validation error of the NodePool ("spec.weight: …"), when it has one. */
   validationError?: string;
   /** RFC 3339, for conditions that change now. */
@@ -121,15 +123,17 @@ export function nodePoolStatus(input: NodePoolStatusInput): Record<string, unkno
   const validation: Pick<Condition, 'status' | 'reason' | 'message'> = input.validationError
     ? { status: 'False', reason: 'ValidationFailed', message: input.validationError }
     : { status: 'True', reason: 'ValidationSucceeded', message: '' };
-  const nodeClass: Pick<Condition, 'status' | 'reason' | 'message'> = input.nodeClassReady
-    ? input.nodeClassReady.status === 'True'
-      ? { status: 'True', reason: 'NodeClassReady', message: '' }
-      : { status: input.nodeClassReady.status, reason: 'NodeClassNotReady', message: 'EC2NodeClass is not Ready' }
-    : {
-        status: 'Unknown',
-        reason: 'NodeClassNotFound',
-        message: 'no EC2NodeClass object with that name in the cluster',
-      };
+  const nodeClass: Pick<Condition, 'status' | 'reason' | 'message'> = input.nodeClassTerminating
+    ? { status: 'False', reason: 'NodeClassTerminating', message: 'NodeClass is Terminating' }
+    : input.nodeClassReady
+      ? input.nodeClassReady.status === 'True'
+        ? { status: 'True', reason: 'NodeClassReady', message: '' }
+        : { status: input.nodeClassReady.status, reason: 'NodeClassNotReady', message: 'EC2NodeClass is not Ready' }
+      : {
+          status: 'Unknown',
+          reason: 'NodeClassNotFound',
+          message: 'no EC2NodeClass object with that name in the cluster',
+        };
   const blocking = [
     ['ValidationSucceeded', validation],
     ['NodeClassReady', nodeClass],

@@ -83,6 +83,14 @@ export class ClusterConfigurationSource {
         lastValid: this.lastValid,
       });
       this.lastValid = result.lastValid;
+      for (const { nodeClass, nodePools } of result.terminating) {
+        this.once(`terminating ${nodeClass} ${nodePools.join(',')}`, () =>
+          this.deps.log.warn(
+            `EC2NodeClass ${nodeClass} is being deleted: nothing is launched for it (Karpenter: NodeClassReady=False, NodeClassTerminating); it goes once no NodeClaim uses it`,
+            { nodeClass, refusedNodePools: nodePools },
+          ),
+        );
+      }
       for (const object of result.invalid) {
         const problems = object.problems.map(formatProblem).join('; ');
         this.once(`${object.kind}/${object.name}: ${problems}`, () =>

@@ -17,6 +17,7 @@ import { mirroredNodeClaim, nodeClaimStatus, nodePoolStatus, TERMINATION_FINALIZ
 import type { NodeClaimRecord } from '../nodeclaim/record';
 import type { Clock } from '../providers/clock';
 import type { NodeClaimStore } from '../providers/state';
+import type { NodeClassTermination } from './nodeclass-termination';
 import type { RuntimeLog } from './telemetry';
 
 /** Marks the NodeClaim objects karpless mirrors: only these are ever deleted for want of a record. */
@@ -33,6 +34,11 @@ export interface ClusterStatusDeps {
   clock: Clock;
   /** A Warning event on a NodePool that fails validation, naming the field (deduplicated by the recorder). */
   recorder?: Pick<EventRecorder, 'publish'>;
+  /**
+   * Where the configuration is read from the cluster: Karpenter's EC2NodeClass finalizer, held while
+   * claim records name the class (./nodeclass-termination). Bundled classes are no objects of ours.
+   */
+  nodeClassTermination?: Pick<NodeClassTermination, 'reconcile'>;
 }
 
 export interface ClusterStatusReport {
@@ -60,6 +66,7 @@ export class ClusterStatusWriter {
     const nodeClasses = served.has('ec2nodeclasses') ? (await this.deps.karpenter.list('ec2nodeclasses')).items : [];
     if (served.has('nodeclaims')) await this.syncNodeClaims(records, nodePools, report);
     if (served.has('nodepools')) await this.syncNodePools(records, nodePools, nodeClasses, report);
+    if (served.has('ec2nodeclasses')) await this.deps.nodeClassTermination?.reconcile(nodeClasses, records);
     return report;
   }
 
@@ -152,6 +159,7 @@ export class ClusterStatusWriter {
       const status = nodePoolStatus({
         records: records.filter((r) => r.metadata.labels[LABEL_NODEPOOL] === name),
         ...(ready ? { nodeClassReady: ready } : {}),
+        nodeClassTerminating: nodeClass?.metadata.deletionTimestamp !== undefined,
         ...(validationError ? { validationError } : {}),
         now,
         previous: conditionsOf(pool),

@@ -58,6 +58,8 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['karpenter.k8s.aws', 'ec2nodeclasses', 'get'],
     ['karpenter.k8s.aws', 'ec2nodeclasses', 'watch'],
     ['karpenter.k8s.aws', 'ec2nodeclasses/status', 'patch'],
+    // The EC2NodeClass termination finalizer (configuration from the cluster).
+    ['karpenter.k8s.aws', 'ec2nodeclasses', 'patch'],
     ['coordination.k8s.io', 'leases', 'list'],
   ])('allows %s/%s %s, a call karpless makes', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(true);
@@ -75,7 +77,7 @@ describe('infra/kubernetes/rbac.yaml', () => {
     ['apps', 'daemonsets', 'patch'],
     ['policy', 'poddisruptionbudgets', 'delete'],
     ['karpenter.sh', 'nodepools', 'patch'],
-    ['karpenter.k8s.aws', 'ec2nodeclasses', 'patch'],
+    ['karpenter.k8s.aws', 'ec2nodeclasses', 'delete'],
     ['coordination.k8s.io', 'leases', 'update'],
   ])('does not allow %s/%s %s', (group, resource, verb) => {
     expect(allowed(group, resource, verb)).toBe(false);

@@ -6,6 +6,7 @@
 import { isEvictable } from '../../kube/client';
 import { ClusterStatusWriter } from '../cluster-status';
 import { claimKnowledge, kubeClient, noticePublisher, type Runtime } from '../environment';
+import { NodeClassTermination } from '../nodeclass-termination';
 import { PodEvents } from '../pod-events';
 import type { Telemetry } from '../telemetry';
 import type { WatcherDeps } from '../watcher';
@@ -33,6 +34,16 @@ export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promi
       log: telemetry.log,
       clock: runtime.clock,
       recorder: kube.eventRecorder(runtime.clock),
+      ...(runtime.settings.configurationSource === 'cluster'
+        ? {
+            nodeClassTermination: new NodeClassTermination({
+              karpenter: kube.karpenterObjects(),
+              recorder: kube.eventRecorder(runtime.clock),
+              log: telemetry.log,
+              clock: runtime.clock,
+            }),
+          }
+        : {}),
     }),
     podEvents: new PodEvents({
       recorder: kube.eventRecorder(runtime.clock),

@@ -132,4 +132,30 @@ describe('configuration read from the cluster', () => {
     await apply(nodePool(['m5.large']));
     expect(await nextDecision()).toEqual(['m5.large']);
   });
+
+  it('launches nothing for an EC2NodeClass being deleted, which its finalizer holds while claims use it', async () => {
+    await apply(nodePool(['m5.large']));
+    expect(await nextDecision()).toEqual(['m5.large']);
+    const telemetry = powertools('itest', CLUSTER).telemetry;
+    const status = (await watcherDeps(fixture.runtime, telemetry)).clusterStatus;
+    await status?.sync();
+    expect(fixture.api.getObject('ec2nodeclasses', 'default')?.metadata.finalizers).toEqual([
+      'karpenter.k8s.aws/termination',
+    ]);
+
+    await kubectl.ok('delete', 'ec2nodeclass', 'default', '--wait=false');
+    await status?.sync();
+    // The claim just launched names the class: it stays, and the next decision launches nothing.
+    expect(fixture.api.getObject('ec2nodeclasses', 'default')?.metadata.deletionTimestamp).toBeDefined();
+    expect(await nextDecision()).toEqual([]);
+    expect(fixture.api.eventsFor('EC2NodeClass', 'default').map((e) => e.reason)).toContain(
+      'WaitingOnNodeClaimTermination',
+    );
+
+    // Other cases need the class: let it go as if its claims were gone, and apply it again.
+    await kubectl.ok('patch', 'ec2nodeclass', 'default', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
+    expect(fixture.api.getObject('ec2nodeclasses', 'default')).toBeUndefined();
+    await apply(nodeClass);
+    expect(await nextDecision()).toEqual(['m5.large']);
+  });
 });
