@@ -245,16 +245,28 @@ export class PostPasses {
    * charge), or undefined when the claim would be empty or no type holds it.
    */
   private cheapestFitting(node: ClaimState, reqsId: number, used: Float64Array): PricedType | undefined {
+    const i = this.firstFitting(node, reqsId, used, 0);
+    return i < 0 ? undefined : this.ctx.catalog.compatible(node.pool, reqsId)[i];
+  }
+
+  /**
+   * cheapestFitting as an index into the compatible types (-1: empty or none fits), scanning from
+   * `start`: a caller whose contents only grow resumes where the last scan stopped, as no type before
+   * it can fit more.
+   */
+  private firstFitting(node: ClaimState, reqsId: number, used: Float64Array, start: number): number {
     let empty = true;
     for (let r = 0; r < used.length; r++) if (used[r]! - node.ds[r]! > 1e-9) empty = false;
-    if (empty) return undefined;
+    if (empty) return -1;
     const pool = node.pool;
-    for (const p of this.ctx.catalog.compatible(pool, reqsId)) {
+    const list = this.ctx.catalog.compatible(pool, reqsId);
+    for (let i = start; i < list.length; i++) {
+      const p = list[i]!;
       if (!fitsUsed(p.t.alloc, used)) continue;
       if (node.charged && exceedsCharged(p.t.capacity, node.charged, pool.limit) >= 0) continue;
-      return p;
+      return i;
     }
-    return undefined;
+    return -1;
   }
 
   /**
@@ -420,21 +432,29 @@ export class PostPasses {
     }
     candidates.sort((a, b) => price.get(a)! - price.get(b)! || a.index - b.index);
     candidates.length = Math.min(candidates.length, MERGE_CANDIDATES);
+    // Per receiver and requirements, the first type that fits what it holds now: a receiver taking pods
+    // fits none before it, so its scans start there. Dropped for the two claims a move changes.
+    const floors = new Map<ClaimState, Map<number, number>>();
+    const floor = (to: ClaimState, reqsId: number) => {
+      let byReqs = floors.get(to);
+      if (!byReqs) {
+        byReqs = new Map();
+        floors.set(to, byReqs);
+      }
+      let at = byReqs.get(reqsId);
+      if (at === undefined) {
+        at = Math.max(0, this.firstFitting(to, reqsId, to.used, 0));
+        byReqs.set(reqsId, at);
+      }
+      return at;
+    };
     for (const from of candidates) {
       for (const { cls, n } of [...from.batches]) {
         if (!this.mobile(cls) || from.pods.length === 0) continue;
         // What the source costs without k of these pods, the same for every receiver. A receiver only
         // gets dearer by taking pods, so when the source is no cheaper without all of them, none gains.
-        const without: (PricedType | undefined)[] = [];
-        for (let k = 1; k <= n; k++)
-          without.push(
-            this.cheapestFitting(
-              from,
-              from.reqsId,
-              from.used.map((u, r) => u - k * cls.req[r]!),
-            ),
-          );
-        if ((without[n - 1]?.price ?? 0) >= price.get(from)! - 1e-9) continue;
+        const without = this.withoutPods(from, cls);
+        if ((without(n)?.price ?? 0) >= price.get(from)! - 1e-9) continue;
         const v = this.ctx.variant(cls, 0)!;
         const fixed = [LABEL_ZONE, LABEL_ZONE_ID, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME].some((k) => v.reqs.get(k));
         let best:
@@ -446,13 +466,18 @@ export class PostPasses {
           if (merged.conflict || (fixed && merged.id !== to.reqsId)) continue;
           const before = price.get(from)! + price.get(to)!;
           const most = this.moveRoom(cls, from, to, n);
+          const types = this.ctx.catalog.compatible(to.pool, merged.id);
+          const got = this.scratch(to.used.length);
+          let at = most > 0 ? floor(to, merged.id) : 0;
           for (let k = 1; k <= most; k++) {
-            const got = to.used.map((u, r) => u + k * cls.req[r]!);
-            const b = this.cheapestFitting(to, merged.id, got);
+            for (let r = 0; r < got.length; r++) got[r] = to.used[r]! + k * cls.req[r]!;
+            // The receiver's contents only grow with k: no type before the last fit fits now.
+            at = this.firstFitting(to, merged.id, got, at);
+            const b = at < 0 ? undefined : types[at]!;
             // The receiver only gets dearer as it takes more: once it alone costs what both did, no
             // larger k gains (or beats the best found).
             if (!b || b.price >= before - 1e-9 - (best?.gain ?? 0)) break;
-            const a = without[k - 1];
+            const a = without(k);
             const gain = before - (a?.price ?? 0) - b.price;
             if (gain > 1e-9 && (!best || gain > best.gain))
               best = { to, k, reqsId: merged.id, b, gain, ...(a ? { a } : {}) };
@@ -461,12 +486,37 @@ export class PostPasses {
         if (!best) continue;
         const moves = Array.from({ length: best.k }, () => ({ cls, to: best.to }));
         this.applyMoves(from, moves);
+        floors.delete(from);
+        floors.delete(best.to);
         best.to.reqsId = best.reqsId;
         best.to.reqs = this.ctx.catalog.reqsById[best.reqsId]!;
         price.set(best.to, best.b.price);
         price.set(from, best.a?.price ?? 0);
       }
     }
+  }
+
+  /**
+   * The cheapest type for the claim without k of its pods of the class (k ≥ 1), each made when first
+   * asked: most pairs are settled by k = n alone, and the rest ask for a few k.
+   */
+  private withoutPods(from: ClaimState, cls: PodClass): (k: number) => PricedType | undefined {
+    const memo = new Map<number, PricedType | undefined>();
+    return (k) => {
+      if (memo.has(k)) return memo.get(k);
+      const left = from.used.map((u, r) => u - k * cls.req[r]!);
+      const p = this.cheapestFitting(from, from.reqsId, left);
+      memo.set(k, p);
+      return p;
+    };
+  }
+
+  private scratchVector: Float64Array | undefined;
+
+  /** A vector for contents tried and dropped within one loop, reused rather than made per try. */
+  private scratch(width: number): Float64Array {
+    if (this.scratchVector?.length !== width) this.scratchVector = new Float64Array(width);
+    return this.scratchVector;
   }
 
   // -------------------------------------------------------------------------------------------
