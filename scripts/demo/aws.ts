@@ -150,7 +150,9 @@ const THROUGH_SDK: Record<string, string> = {
 
 /**
  * Splits the template into what moto's CloudFormation can create and what the demo handles itself,
- * fixing the one moto bug in between (a Ref to an EventBus resolves to an object, not its name).
+ * fixing the one moto bug in between (a Ref to an EventBus resolves to an object, not its name: in a
+ * rule's EventBusName and in the functions' environment, which GetFunctionConfiguration then cannot
+ * serialize).
  */
 export function prepareTemplate(template: Template): {
   template: Template;
@@ -179,10 +181,8 @@ export function prepareTemplate(template: Template): {
       });
       continue;
     }
-    const bus = resource.Properties?.EventBusName as { Ref?: string } | undefined;
-    if (resource.Type === 'AWS::Events::Rule' && bus?.Ref && busNames.get(bus.Ref)) {
-      (resource.Properties as Record<string, Json>).EventBusName = busNames.get(bus.Ref) ?? '';
-    }
+    if (resource.Properties)
+      resource.Properties = replaceBusRefs(resource.Properties, busNames) as Record<string, Json>;
   }
   const gone = new Set([...substitutions.map((s) => s.logicalId)]);
   // What refers to a resource left out goes too (e.g. the permission for the schedule to invoke).
@@ -207,6 +207,15 @@ export function prepareTemplate(template: Template): {
     else if (resource.DependsOn && gone.has(resource.DependsOn)) delete resource.DependsOn;
   }
   return { template: copy, deferred, substitutions };
+}
+
+/** The template with each `{ Ref: <EventBus> }` replaced by the bus's name. */
+function replaceBusRefs(value: Json, busNames: ReadonlyMap<string, string>): Json {
+  if (Array.isArray(value)) return value.map((v) => replaceBusRefs(v, busNames));
+  if (value === null || typeof value !== 'object') return value;
+  const ref = typeof value.Ref === 'string' ? busNames.get(value.Ref) : undefined;
+  if (ref && Object.keys(value).length === 1) return ref;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, replaceBusRefs(v, busNames)]));
 }
 
 function references(value: Json, logicalId: string): boolean {

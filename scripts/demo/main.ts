@@ -6,6 +6,8 @@
 // With --keep the fake API server stays up after the timeline and a kubeconfig for it is printed, so
 // kubectl can look at the demo's cluster (get nodes, nodeclaims, ec2nodeclasses -o wide, describe pod)
 // until Ctrl-C.
+// With --vpc the stack is synthesized for a private cluster (as -c vpc=… -c subnets=…): every function
+// in two private subnets of the cluster's VPC, and the VPC endpoints they need printed.
 
 import { parseArgs } from 'node:util';
 import type { FakeApiServer } from '../../test/support/kube/fake-apiserver';
@@ -18,10 +20,15 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { 'endpoint-url': { type: 'string' }, keep: { type: 'boolean' }, help: { type: 'boolean' } },
+    options: {
+      'endpoint-url': { type: 'string' },
+      keep: { type: 'boolean' },
+      vpc: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
   });
   if (values.help) {
-    console.log('usage: npm run demo [-- --endpoint-url http://127.0.0.1:PORT] [--keep]');
+    console.log('usage: npm run demo [-- --endpoint-url http://127.0.0.1:PORT] [--keep] [--vpc]');
     return 0;
   }
   const given = values['endpoint-url'];
@@ -31,7 +38,11 @@ async function main(): Promise<number> {
   const endpoint = given ?? moto?.endpoint ?? '';
   console.log(`karpless demo: cluster ${DEMO_CLUSTER} on moto at ${endpoint} (${DEMO_REGION})\n`);
   try {
-    const result = await runDemo({ aws: demoEndpoint(endpoint), keepApiServer: values.keep === true });
+    const result = await runDemo({
+      aws: demoEndpoint(endpoint),
+      keepApiServer: values.keep === true,
+      vpc: values.vpc === true,
+    });
     const claims = result.launched.flatMap((d) => d.nodeClaims);
     const total = claims.reduce((sum, c) => sum + c.price, 0);
     const end = result.capacity.at(-1);
@@ -43,6 +54,11 @@ async function main(): Promise<number> {
       console.log(
         `At the end ${end.instances} instances with ${end.launchedVcpu} vCPU serve ${end.requestedVcpu} vCPU of requests; at most ${worst.toFixed(2)}× the requested vCPU at any of ${result.capacity.length} steps.`,
       );
+    if (result.vpc) {
+      console.log(
+        `Every function (${result.vpc.placements.length}) runs in ${result.vpc.vpcId}, subnets ${result.vpc.functionSubnetIds.join(', ')}. Without NAT, the VPC needs these endpoints: ${result.vpc.endpoints}`,
+      );
+    }
     if (given)
       console.log(
         `Resources left on ${endpoint}: try aws --endpoint-url ${endpoint} --region ${DEMO_REGION} ec2 describe-instances`,

@@ -23,9 +23,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { buildKarplessApp } from '../../infra/karpless-stack';
 import { createHandler as driftHandler } from '../../lambdas/drift/handler';
 import { createHandler as gcHandler } from '../../lambdas/gc/handler';
 import { createHandler as interruptionHandler } from '../../lambdas/interruption/handler';
@@ -50,15 +48,7 @@ import type { NodeClaimsLaunchedDetail } from '../../shared/runtime/provision';
 import type { Telemetry } from '../../shared/runtime/telemetry';
 import { FakeApiServer } from '../../test/support/kube/fake-apiserver';
 import type { StoredObject } from '../../test/support/kube/store';
-import {
-  type AwsEndpoint,
-  createClusterResources,
-  DEMO_ACCOUNT,
-  DEMO_ZONES,
-  type DeployedStack,
-  deployStack,
-  type Template,
-} from './aws';
+import { type AwsEndpoint, DEMO_ACCOUNT, DEMO_ZONES, type DeployedStack, type Template } from './aws';
 import {
   type App,
   type CapacityStep,
@@ -72,11 +62,10 @@ import {
   startScheduler,
 } from './cluster';
 import { type RolloutResult, rollOutNewAMI } from './drift';
+import { type DemoVpc, deployDemoStack } from './stack';
 import { Timeline } from './timeline';
 
 export { DEMO_CLUSTER };
-
-const MANIFESTS = 'examples/demo';
 
 export interface DemoResult {
   timeline: Timeline;
@@ -89,6 +78,8 @@ export interface DemoResult {
   /** The AMI release rolled out by the drift function. */
   rollout: RolloutResult;
   stack: DeployedStack;
+  /** With `vpc`: where each function was deployed and the VPC endpoints they need. */
+  vpc?: DemoVpc;
   /** Launched against requested vCPU after each step that can launch. */
   capacity: CapacityStep[];
   gc: GcReport | { error: string };
@@ -181,6 +172,8 @@ export interface DemoOptions {
   timeline?: Timeline;
   /** Replicas of the web Deployment. */
   replicas?: number;
+  /** The stack synthesized for a private cluster, every function in the VPC: `npm run demo -- --vpc`. */
+  vpc?: boolean;
   /** Leave the fake API server running at the end (result.apiServer): `npm run demo -- --keep`. */
   keepApiServer?: boolean;
   /**
@@ -226,28 +219,13 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
     timeline.add('demo', describeStep(measured));
   };
   try {
-    const network = await createClusterResources(aws, DEMO_CLUSTER);
-    timeline.add(
-      'aws',
-      `VPC ${network.vpcId}, subnets ${network.subnets.map((s) => `${s.id} (${s.zone})`).join(', ')}, security group ${network.securityGroupId}, AMI ${network.imageId}, EKS cluster ${DEMO_CLUSTER}`,
-    );
-
-    const { stack, provisioner } = buildKarplessApp(
-      { clusterName: DEMO_CLUSTER, manifests: [MANIFESTS] },
-      { context: { 'aws:cdk:bundling-stacks': [] } },
-    );
+    const { network, provisioner, template, deployed, vpc } = await deployDemoStack(aws, timeline, {
+      vpc: options.vpc === true,
+    });
     // The same NodePools and EC2NodeClasses applied to the cluster, as `kubectl apply -f` would: the
     // watcher writes their status, and NodeClaims are owned by their NodePool.
     for (const nodePool of provisioner.configuration.nodePools) kube.putObject('nodepools', nodePool);
     for (const nodeClass of provisioner.configuration.nodeClasses) kube.putObject('ec2nodeclasses', nodeClass);
-    const template = CdkTemplate.fromStack(stack).toJSON() as Template;
-    timeline.add('stack', `synthesized ${stack.stackName}: ${Object.keys(template.Resources).length} resources`);
-    const deployed = await deployStack(aws, stack.stackName, template);
-    timeline.add(
-      'stack',
-      `${stack.stackName} CREATE_COMPLETE on moto's CloudFormation (${deployed.resources.size} resources)`,
-    );
-    for (const s of deployed.substitutions) timeline.add('stack', `${s.logicalId} (${s.type}) ${s.action}: ${s.why}`);
 
     const tableName = [...deployed.resources.values()].find((r) => r.type === 'AWS::DynamoDB::Table')?.physicalId ?? '';
     const busName = `karpless-${DEMO_CLUSTER}-notices`;
@@ -496,6 +474,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       interruptedInstance: victim.instanceId,
       rollout,
       stack: deployed,
+      ...(vpc ? { vpc } : {}),
       capacity: steps,
       gc: collected,
       claims,

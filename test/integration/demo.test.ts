@@ -1,4 +1,6 @@
-// `npm run demo` as a test: the same scenario on a moto server of its own, asserting what the
+// `npm run demo -- --vpc` as a test: the same scenario on a moto server of its own, the stack synthesized
+// for a private cluster (every function in the VPC; the default differs only in leaving VpcConfig
+// out, see test/infra/network.test.ts), asserting what the
 // timeline claims — instances tagged for the cluster, nodes registered with their instance type's
 // labels, the interrupted instance terminated and its pods replaced, planned once, and never more
 // than 1.3× the requested vCPU launched at any step.
@@ -31,6 +33,8 @@ beforeAll(async () => {
     timeline: new Timeline((line) => lines.push(line)),
     // As `npm run demo -- --keep`: a real kubectl reads the demo's cluster at the end.
     keepApiServer: true,
+    // As `npm run demo -- --vpc`: every function in two private subnets of the cluster's VPC.
+    vpc: true,
     // Each function under the role the deployed template gives it (the IAM harness, test/integration/iam).
     asFunction: async (fn, stack) => {
       const account = motoAccount({ endpoint: moto.endpoint, accountId: DEMO_ACCOUNT });
@@ -52,6 +56,21 @@ describe('npm run demo', () => {
   it('runs every function under its own role from the template: nothing IAM would deny', () => {
     expect([...roleArns.keys()].sort()).toEqual([...FUNCTIONS].sort());
     expect(denials.map(formatDenial)).toEqual([]);
+  });
+
+  it('deploys every function into the private subnets of the cluster VPC and prints the endpoints they need', () => {
+    const vpc = result.vpc;
+    expect(vpc?.functionSubnetIds).toHaveLength(2);
+    expect(vpc?.placements).toHaveLength(FUNCTIONS.length);
+    for (const placement of vpc?.placements ?? []) {
+      expect(placement.vpcId).toBe(vpc?.vpcId);
+      expect([...placement.subnetIds].sort()).toEqual([...(vpc?.functionSubnetIds ?? [])].sort());
+      expect(placement.securityGroupIds).toHaveLength(1);
+    }
+    const printed = lines.find((l) => l.includes('VPC endpoints the functions need')) ?? '';
+    for (const service of ['ec2', 'eks', 'events', 'sqs', 'ssm', 'dynamodb'])
+      expect(printed).toContain(`com.amazonaws.${DEMO_REGION}.${service}`);
+    expect(printed).toContain('iam.amazonaws.com');
   });
 
   it('deploys the synthesized stack to moto and says what it created otherwise', () => {
