@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import type { CreateFleetCommandInput, CreateFleetCommandOutput } from '@aws-sdk/client-ec2';
+import { LABEL_CAPACITY_TYPE, LABEL_ZONE } from '../shared/apis/v1/labels';
 import { METRIC } from '../shared/contracts';
 import { loadBuiltInCatalog } from '../shared/instancetypes/catalog';
 import { resolveInstanceTypes } from '../shared/instancetypes/resolve';
@@ -89,7 +90,12 @@ async function bindLaunched(
     kube.putNode({
       metadata: {
         name: instance.nodeClaimName,
+        // What registration gives a node (launchedLabels): a pod whose affinity or spread names a
+        // bound pod's zone finds it there.
         labels: {
+          ...type?.labels,
+          [LABEL_ZONE]: instance.zone,
+          [LABEL_CAPACITY_TYPE]: instance.capacityType,
           'kubernetes.io/hostname': instance.nodeClaimName,
           'karpenter.sh/nodepool': instance.nodePool,
           'karpenter.sh/registered': 'true',
@@ -177,7 +183,11 @@ function throttled(action: string): Error {
 }
 
 /** EC2 as the launch path sees it: latency, and refusals where EC2's default buckets are empty. */
-function fakeEc2(time: ReturnType<typeof skippingTime>, instances: FakeInstances) {
+function fakeEc2(
+  time: ReturnType<typeof skippingTime>,
+  instances: FakeInstances,
+  zoneOfSubnet: (id: string) => string,
+) {
   const stats = { createFleet: 0, lastLaunchAt: 0, throttled: 0, launched: 0, launchedAt: new Map<string, number>() };
   const bucket = (spec: { capacity: number; refillPerSecond: number }) => new TokenBucket(spec, time.now, time.sleep);
   const requests = new Map<string, TokenBucket>();
@@ -194,7 +204,7 @@ function fakeEc2(time: ReturnType<typeof skippingTime>, instances: FakeInstances
     void b.take(1);
   };
   const launchTokens = bucket(EC2_BUCKETS.runInstancesResource);
-  const typeOf = new Map<string, string>();
+  const placed = new Map<string, { instanceType: string; zone: string; capacityType: 'spot' | 'on-demand' }>();
   let next = 0;
   const ec2 = {
     async describeInstances() {
@@ -207,12 +217,7 @@ function fakeEc2(time: ReturnType<typeof skippingTime>, instances: FakeInstances
       await time.sleep(CALL_MS);
       const claim = input.Tags?.find((t) => t.Key === 'karpenter.sh/nodeclaim')?.Value ?? '';
       for (const id of input.Resources ?? []) {
-        instances.add({
-          instanceId: id,
-          nodeClaimName: claim,
-          nodePool: nodePool.metadata.name,
-          instanceType: typeOf.get(id) ?? '',
-        });
+        instances.add({ instanceId: id, nodeClaimName: claim, nodePool: nodePool.metadata.name, ...placed.get(id) });
       }
       return {};
     },
@@ -228,19 +233,21 @@ function fakeEc2(time: ReturnType<typeof skippingTime>, instances: FakeInstances
       await time.sleep(CREATE_FLEET_MS);
       const override = input.LaunchTemplateConfigs?.[0]?.Overrides?.[0];
       const ids = Array.from({ length: count }, () => `i-${(next++).toString(16).padStart(17, '0')}`);
+      const capacityType =
+        input.TargetCapacitySpecification?.DefaultTargetCapacityType === 'spot' ? 'spot' : 'on-demand';
+      const place = {
+        instanceType: override?.InstanceType ?? '',
+        zone: zoneOfSubnet(override?.SubnetId ?? ''),
+        capacityType,
+      } as const;
       for (const id of ids) {
-        typeOf.set(id, override?.InstanceType ?? '');
+        placed.set(id, place);
         stats.launchedAt.set(id, time.now());
       }
       const single = input.TagSpecifications?.[0]?.Tags?.find((t) => t.Key === 'karpenter.sh/nodeclaim')?.Value;
       if (single)
         for (const id of ids)
-          instances.add({
-            instanceId: id,
-            nodeClaimName: single,
-            nodePool: nodePool.metadata.name,
-            instanceType: override?.InstanceType ?? '',
-          });
+          instances.add({ instanceId: id, nodeClaimName: single, nodePool: nodePool.metadata.name, ...place });
       stats.launched += count;
       stats.lastLaunchAt = time.now();
       return {
@@ -249,7 +256,7 @@ function fakeEc2(time: ReturnType<typeof skippingTime>, instances: FakeInstances
           {
             InstanceIds: ids,
             InstanceType: override?.InstanceType,
-            Lifecycle: input.TargetCapacitySpecification?.DefaultTargetCapacityType === 'spot' ? 'spot' : 'on-demand',
+            Lifecycle: capacityType,
             LaunchTemplateAndOverrides: { Overrides: { ...override } },
           },
         ],
@@ -269,7 +276,8 @@ async function burst(size: number, types: ReturnType<typeof resolveInstanceTypes
   }));
   for (const pod of pods) kube.putPod(pod);
   const state = new InMemoryStateStore(time.now);
-  const { ec2, stats } = fakeEc2(time, instances);
+  const zones = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.zone)))].sort();
+  const { ec2, stats } = fakeEc2(time, instances, (subnet) => zones[Number(subnet.replace('subnet-', ''))] ?? '');
   const batching = new BatchingInstanceLauncher({
     ec2: pacedEc2(ec2, time.now, time.sleep),
     launchTemplates: {
@@ -290,8 +298,7 @@ async function burst(size: number, types: ReturnType<typeof resolveInstanceTypes
     launcher: batching,
     records: state,
     clock: time.now,
-    resolveNodeClass: async () =>
-      resolvedFor([...new Set(types.flatMap((t) => t.offerings.map((o) => o.zone)))].sort()),
+    resolveNodeClass: async () => resolvedFor(zones),
   });
   let decisionMs = 0;
   const deps = {
