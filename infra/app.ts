@@ -1,5 +1,5 @@
 // The CDK app: `npx cdk deploy -c cluster=NAME [-c manifests=DIR,…] [-c reservedConcurrency=false]
-// [-c noticeProducers=ARN,…] [-c nodeRole=NAME|ARN] [-c nodeAccessEntries=false]`. Manifests are
+// [-c noticeProducers=ARN,…] [-c nodeRole=NAME|ARN] [-c nodeAccessEntries=false] [-c nodeRepair=true]`. Manifests are
 // validated at synth, so a bad one fails `cdk synth` with file, object and field. Nothing is looked up in AWS:
 // synth works offline and without credentials.
 

@@ -2,7 +2,8 @@
 // `noticeProducers=ARN,ARN`, and for clusters that have a node role and its access entry already
 // (a Karpenter user's): `nodeRole=NAME|ARN` and `nodeAccessEntries=false`; for private clusters:
 // `vpc=vpc-…`, `subnets=subnet-…,…`, `securityGroups=sg-…,…` and `isolatedVPC=true`; for GitOps:
-// `configuration=cluster` (NodePools and EC2NodeClasses read from the API server). A value that
+// `configuration=cluster` (NodePools and EC2NodeClasses read from the API server); Karpenter's
+// feature gates: `nodeRepair=true`, `spotToSpotConsolidation=true`. A value that
 // cannot mean anything fails synth naming the key.
 
 import type { Node } from 'constructs';
@@ -10,7 +11,14 @@ import type { ProvisionerProps } from './provisioner';
 
 export type OperationsContext = Pick<
   ProvisionerProps,
-  'reservedConcurrency' | 'noticeProducers' | 'nodeAccessEntries' | 'vpc' | 'isolatedVPC' | 'configuration'
+  | 'reservedConcurrency'
+  | 'noticeProducers'
+  | 'nodeAccessEntries'
+  | 'vpc'
+  | 'isolatedVPC'
+  | 'configuration'
+  | 'nodeRepair'
+  | 'spotToSpotConsolidation'
 > & { nodeRole?: string };
 
 // IAM role names: 1-64 of letters, digits and +=,.@_- ; or a role ARN (paths allowed).
@@ -79,7 +87,11 @@ export function operationsContext(node: Node): OperationsContext {
   const isolatedVPC = booleanContext(node, 'isolatedVPC');
   const vpc = vpcContext(node);
   const configuration = configurationContext(node);
+  const nodeRepair = booleanContext(node, 'nodeRepair');
+  const spotToSpotConsolidation = booleanContext(node, 'spotToSpotConsolidation');
   return {
+    ...(nodeRepair !== undefined ? { nodeRepair } : {}),
+    ...(spotToSpotConsolidation !== undefined ? { spotToSpotConsolidation } : {}),
     ...(configuration !== undefined ? { configuration } : {}),
     ...(vpc !== undefined ? { vpc } : {}),
     ...(isolatedVPC !== undefined ? { isolatedVPC } : {}),

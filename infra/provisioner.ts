@@ -84,6 +84,21 @@ export interface ProvisionerProps {
    */
   readonly driftInterval?: Duration;
   /**
+   * Karpenter's NodeRepair feature gate: each drift run forcefully terminates a node whose Ready
+   * condition has been False or Unknown for 30 minutes (AcceleratedHardwareReady False: 10; the node
+   * monitoring agent's other conditions: 30), unless more than 20% of its NodePool is unhealthy
+   * (then a NodeRepairBlocked event). Its pods, drained, get a replacement from the provision function.
+   * `-c nodeRepair=true` with the CDK app.
+   * @default false
+   */
+  readonly nodeRepair?: boolean;
+  /**
+   * Karpenter's SpotToSpotConsolidation feature gate: a spot node may be consolidated onto a cheaper
+   * spot one (single-node: only with 15 cheaper types). `-c spotToSpotConsolidation=true`.
+   * @default false
+   */
+  readonly spotToSpotConsolidation?: boolean;
+  /**
    * How often the gc function runs: it terminates instances that did not register within 15
    * minutes or lost their Node, deletes Nodes whose instance is gone, launch templates and instance
    * profiles the configuration no longer has, and hands nodes empty past `consolidateAfter` to the
@@ -291,7 +306,10 @@ export class Provisioner extends Construct {
     this.interruption = fn('Interruption', INTERRUPTION_TIMEOUT, 512, {
       [ENV.rebalanceAction]: props.rebalanceAction ?? 'record',
     });
-    this.drift = fn('Drift', DRIFT_TIMEOUT, 1024);
+    this.drift = fn('Drift', DRIFT_TIMEOUT, 1024, {
+      ...(props.nodeRepair ? { [ENV.nodeRepair]: 'true' } : {}),
+      ...(props.spotToSpotConsolidation ? { [ENV.spotToSpotConsolidation]: 'true' } : {}),
+    });
     this.gc = fn('Gc', GC_TIMEOUT, 512);
 
     this.grantPermissions(clusterName);

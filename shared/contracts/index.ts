@@ -26,6 +26,10 @@ export const ENV = {
   launchConcurrency: 'KARPLESS_LAUNCH_CONCURRENCY',
   /** 'bundled' (the default) or 'cluster': NodePools and EC2NodeClasses read from the API server. */
   configurationSource: 'KARPLESS_CONFIGURATION_SOURCE',
+  /** 'true': Karpenter's NodeRepair feature gate (the Provisioner's nodeRepair prop). */
+  nodeRepair: 'KARPLESS_NODE_REPAIR',
+  /** 'true': Karpenter's SpotToSpotConsolidation feature gate (the Provisioner's spotToSpotConsolidation prop). */
+  spotToSpotConsolidation: 'KARPLESS_SPOT_TO_SPOT_CONSOLIDATION',
 } as const;
 
 /**

@@ -39,6 +39,7 @@ import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } fro
 import type { NodeClassStatusWriter } from './nodeclass-status';
 import { deletionTimestamp, podsByNode } from './objects';
 import type { ClaimLauncher, ResolvedInstanceTypes } from './provision';
+import { type RepairOutcome, repairNodes } from './repair';
 import { beginTermination } from './termination';
 
 /** Disruption records outlive the longest drain we wait for; a stale one is dropped by its TTL. */
@@ -96,6 +97,8 @@ export interface DriftDeps extends DrainDeps, ClaimRecordsDeps {
   claimUpdates?: Pick<NodeClaimStore, 'updateNodeClaim'>;
   /** Karpenter's SpotToSpotConsolidation feature gate: off, as upstream's default. */
   spotToSpotConsolidation?: boolean;
+  /** Karpenter's NodeRepair feature gate (the Provisioner's nodeRepair prop): off, as upstream's default. */
+  nodeRepair?: boolean;
   /** Writes the session's node-class statuses onto the cluster's EC2NodeClass objects (nodeclass-status.ts). */
   nodeClassStatus?: Pick<NodeClassStatusWriter, 'write'>;
 }
@@ -114,6 +117,8 @@ export interface DriftReport {
   excluded: { nodeName: string; reason: string }[];
   /** Single-node consolidation, looked for after drift and expiration (drift-consolidation.ts). */
   consolidation?: ConsolidationOutcome;
+  /** Node repair, first in the run (repair.ts); absent when nodeRepair is off. */
+  repair?: RepairOutcome;
 }
 
 /**
@@ -176,7 +181,10 @@ export async function takeSnapshot(deps: DriftDeps): Promise<Snapshot> {
 }
 
 /** Our nodes (their instance is one of this cluster's) and everyone else's, each with its pods. */
-export function clusterNodes(snap: Snapshot): { ours: ClusterNode[]; others: { node: Node; pods: Pod[] }[] } {
+export function clusterNodes(snap: Pick<Snapshot, 'live' | 'pods' | 'nodes' | 'claims'>): {
+  ours: ClusterNode[];
+  others: { node: Node; pods: Pod[] }[];
+} {
   const byId = new Map(snap.live.map((i) => [i.instanceId, i]));
   const pods = podsByNode(snap.pods);
   const ours: ClusterNode[] = [];
@@ -462,7 +470,9 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
   const taken = await takeSnapshot(deps);
   if (taken.session.statuses) await deps.nodeClassStatus?.write(taken.session.statuses);
   const withEvents = { ...taken, claims: await recordPodEvents(deps, taken) };
-  const snap = { ...withEvents, claims: await recordDisruptionConditions(deps, withEvents) };
+  const conditioned = { ...withEvents, claims: await recordDisruptionConditions(deps, withEvents) };
+  // Repair first: a node it terminates is deleting for the rest of the run, so nothing else picks it.
+  const { outcome: repair, snap } = await repairNodes(deps, conditioned);
   const report: DriftReport = {
     trigger: trigger.kind,
     candidates: 0,
@@ -473,6 +483,7 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
     finished: [],
     abandoned: [],
     excluded: [],
+    ...(repair ? { repair } : {}),
   };
   await progress(deps, snap, report);
   // What progress() finished no longer disrupts; what it abandoned is not started again this run.

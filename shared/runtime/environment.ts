@@ -62,6 +62,19 @@ export interface RuntimeSettings {
   launchConcurrency?: number;
   /** 'cluster': NodePools and EC2NodeClasses are read from the API server (cluster-configuration.ts). */
   configurationSource?: 'bundled' | 'cluster';
+  /** Feature gates the drift function reads (Karpenter's NodeRepair and SpotToSpotConsolidation). */
+  nodeRepair?: boolean;
+  spotToSpotConsolidation?: boolean;
+}
+
+/** A 'true'/'false' environment variable (unset or empty: undefined), or an error naming it. */
+function flagEnv(env: NodeJS.ProcessEnv, key: string): boolean | undefined {
+  const value = env[key];
+  if (value === undefined || value === '') return undefined;
+  if (value !== 'true' && value !== 'false') {
+    throw new Error(`environment variable ${key} is "${value}": use "true" or "false"`);
+  }
+  return value === 'true';
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSettings {
@@ -105,6 +118,8 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): RuntimeSetti
     ...(kubeEndpoint ? { kubeEndpoint } : {}),
     ...(isolated === 'true' ? { isolatedVPC: true } : {}),
     ...(concurrency ? { launchConcurrency: Number(concurrency) } : {}),
+    ...(flagEnv(env, ENV.nodeRepair) ? { nodeRepair: true } : {}),
+    ...(flagEnv(env, ENV.spotToSpotConsolidation) ? { spotToSpotConsolidation: true } : {}),
   };
 }
 

@@ -66,6 +66,11 @@ export interface TerminationStart {
   reason: string;
   /** The NodePool's terminationGracePeriod, for a claim without a record. */
   fallbackGraceMs?: number;
+  /**
+   * Node repair's forceful termination (upstream's termination-timestamp annotation set to now): the
+   * deadline is now, whatever the grace period, and an earlier drain's later deadline is brought forward.
+   */
+  forceful?: boolean;
 }
 
 export type BeginDeps = Pick<TerminationDeps, 'log' | 'metrics' | 'records' | 'clock'> & {
@@ -96,8 +101,14 @@ function parseGrace(text: string | undefined): number | undefined {
  */
 export async function ensureTermination(deps: BeginDeps, start: TerminationStart): Promise<DrainRecord> {
   const existing = await deps.state.getDrain(start.nodeName);
-  if (existing) return existing;
   const now = deps.clock();
+  if (existing && start.forceful && existing.deadline > now) {
+    const forced = { ...existing, reason: start.reason, deadline: now };
+    await deps.state.putDrain(forced);
+    deps.log.info('termination made forceful', { node: start.nodeName, reason: start.reason });
+    return forced;
+  }
+  if (existing) return existing;
   const claim = start.nodeClaimName ? await deps.records?.markNodeClaimForDeletion(start.nodeClaimName) : undefined;
   const record: DrainRecord = {
     nodeName: start.nodeName,
@@ -106,7 +117,7 @@ export async function ensureTermination(deps: BeginDeps, start: TerminationStart
     reason: start.reason,
     phase: 'cordoned',
     startedAt: now,
-    deadline: terminationDeadline(claim, start.fallbackGraceMs, now),
+    deadline: start.forceful ? now : terminationDeadline(claim, start.fallbackGraceMs, now),
     expiresAt: now + DRAIN_RECORD_TTL_MS,
   };
   await deps.state.putDrain(record);

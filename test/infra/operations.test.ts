@@ -351,6 +351,13 @@ describe('-c context', () => {
     );
     expect(() => contextOf({ nodeAccessEntries: 'nope' })).toThrow(/context nodeAccessEntries is "nope"/);
     expect(contextOf({ configuration: 'cluster' })).toEqual({ configuration: 'cluster' });
+    expect(contextOf({ nodeRepair: 'true', spotToSpotConsolidation: 'false' })).toEqual({
+      nodeRepair: true,
+      spotToSpotConsolidation: false,
+    });
+    expect(() => contextOf({ nodeRepair: 'yes' })).toThrow(
+      'context nodeRepair is "yes": use -c nodeRepair=true or -c nodeRepair=false',
+    );
     expect(() => contextOf({ configuration: 'git' })).toThrow(
       /context configuration is "git": use -c configuration=cluster/,
     );

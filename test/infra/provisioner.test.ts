@@ -193,6 +193,21 @@ describe('Provisioner: functions', () => {
     expect(withRebalance[0]?.Properties.Environment.Variables[ENV.rebalanceAction]).toBe('act');
   });
 
+  it("passes Karpenter's NodeRepair and SpotToSpotConsolidation gates to the drift function only, off by default", () => {
+    const gates = (template: ReturnType<typeof exampleTemplate>) =>
+      Object.values(template.findResources('AWS::Lambda::Function'))
+        .map((f) => f.Properties.Environment.Variables)
+        .filter((v) => v[ENV.nodeRepair] !== undefined || v[ENV.spotToSpotConsolidation] !== undefined)
+        .map((v) => [v[ENV.nodeRepair], v[ENV.spotToSpotConsolidation]]);
+    expect(gates(exampleTemplate())).toEqual([]);
+    const { template } = synthProvisioner({ nodeRepair: true, spotToSpotConsolidation: true });
+    expect(gates(template)).toEqual([['true', 'true']]);
+    const drift = Object.entries(template.findResources('AWS::Lambda::Function')).find(
+      ([, f]) => f.Properties.Environment.Variables[ENV.nodeRepair] === 'true',
+    );
+    expect(drift?.[0]).toMatch(/Drift/);
+  });
+
   it('reads the configuration from the cluster in every function only when asked to, and refuses a bad value', () => {
     const source = (template: ReturnType<typeof exampleTemplate>) =>
       Object.values(template.findResources('AWS::Lambda::Function')).map(

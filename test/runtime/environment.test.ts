@@ -99,6 +99,16 @@ describe('isolatedVPC', () => {
       'environment variable KARPLESS_ISOLATED_VPC is "yes": use "true" or "false"',
     );
   });
+
+  it("reads Karpenter's NodeRepair and SpotToSpotConsolidation gates (off unless 'true'), refusing nonsense", () => {
+    const on = readSettings({ ...env, KARPLESS_NODE_REPAIR: 'true', KARPLESS_SPOT_TO_SPOT_CONSOLIDATION: 'true' });
+    expect([on.nodeRepair, on.spotToSpotConsolidation]).toEqual([true, true]);
+    const off = readSettings({ ...env, KARPLESS_NODE_REPAIR: 'false' });
+    expect([off.nodeRepair, off.spotToSpotConsolidation]).toEqual([undefined, undefined]);
+    expect(() => readSettings({ ...env, KARPLESS_NODE_REPAIR: '1' })).toThrow(
+      'environment variable KARPLESS_NODE_REPAIR is "1": use "true" or "false"',
+    );
+  });
 });
 
 describe('kubeClient', () => {

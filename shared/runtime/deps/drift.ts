@@ -95,6 +95,8 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     clock,
     // Consolidation's validation delay (Karpenter's 15 s) is waited out inside the run.
     sleep: runtime.sleep,
+    ...(settings.nodeRepair ? { nodeRepair: true } : {}),
+    ...(settings.spotToSpotConsolidation ? { spotToSpotConsolidation: true } : {}),
     nodeClassStatus: new NodeClassStatusWriter({ karpenter: kube.karpenterObjects(), log: telemetry.log, clock }),
   };
 }

@@ -34,6 +34,7 @@ const DISCOVERY = { 'karpenter.sh/discovery': 'disruption-upstream' };
 const ROLE = 'KarpenterNodeRole-disruption-upstream';
 const ZONE = 'us-west-2a';
 const DISRUPTION = 'pkg/controllers/disruption';
+const HEALTH = 'pkg/controllers/node/health/suite_test.go';
 
 let tools: Powertools;
 let catalog: Promise<ResolvedInstanceTypes> | undefined;
@@ -107,6 +108,8 @@ class Scenario {
   api!: FakeApiServer;
   runtime!: Runtime;
   drift!: () => Promise<DriftReport>;
+  /** Extra function environment (feature gates), read by the next configure(). */
+  env: Record<string, string> = {};
   private index = 0;
   private session: Promise<DriftSession> | undefined;
 
@@ -146,6 +149,7 @@ class Scenario {
         KARPLESS_CONFIG_FILE: configFile,
         KARPLESS_KUBE_ENDPOINT: this.api.url,
         AWS_REGION: this.account.region,
+        ...this.env,
       },
       clients: this.account,
       clock: this.clock,
@@ -505,5 +509,66 @@ describe('disruption decisions as upstream makes them, on moto and the fake API 
     expect(deleting.sort()).toEqual(report.draining.sort());
     expect(empty.map((n) => n.metadata.name)).toEqual(expect.arrayContaining(deleting));
     expect(s.api.getNode(busy.metadata.name)?.metadata.deletionTimestamp).toBeUndefined();
+  });
+
+  it(`${HEALTH}: Forceful termination > should ignore node disruption budgets and do-not-disrupt (after 30 minutes NotReady; only with nodeRepair)`, async () => {
+    const s = await scenario('repair', pool({ disruption: { consolidateAfter: 'Never', budgets: [{ nodes: '0' }] } }));
+    const sick = await s.launchNode({
+      pods: ['500m'],
+      podOptions: { annotations: { [KUBE.doNotDisruptAnnotation]: 'true' } },
+    });
+    await s.launchNode({ pods: ['500m'] });
+    const name = sick.metadata.name;
+    s.api.markNodeReady(name, false);
+    const since = s.clock();
+    s.env = { KARPLESS_NODE_REPAIR: 'true' };
+    s.configure(pool({ disruption: { consolidateAfter: 'Never', budgets: [{ nodes: '0' }] } }));
+    s.clock.advance(29 * 60_000);
+    const early = await s.drift();
+    expect(early.repair).toEqual({
+      repaired: [],
+      blocked: [],
+      waiting: [{ node: name, condition: 'Ready=False', dueAt: new Date(since + 30 * 60_000).toISOString() }],
+      failed: [],
+    });
+    s.clock.advance(2 * 60_000);
+    // The gate off (upstream's default): nothing is repaired, however long the node is NotReady.
+    s.env = {};
+    s.configure(pool({ disruption: { consolidateAfter: 'Never', budgets: [{ nodes: '0' }] } }));
+    expect((await s.drift()).repair).toBeUndefined();
+    expect(s.api.getNode(name)?.metadata.deletionTimestamp).toBeUndefined();
+    s.env = { KARPLESS_NODE_REPAIR: 'true' };
+    s.configure(pool({ disruption: { consolidateAfter: 'Never', budgets: [{ nodes: '0' }] } }));
+    const report = await s.drift();
+    expect(report.repair?.repaired).toEqual([
+      { node: name, nodePool: 'general', condition: 'Ready=False', since: new Date(since).toISOString() },
+    ]);
+    // Deleted through the termination path (our finalizer holds it), with a deadline of now: the
+    // drain deletes its pods at once, do-not-disrupt and the zero budget notwithstanding.
+    expect(s.api.getNode(name)?.metadata.deletionTimestamp).toBeDefined();
+    expect(await s.runtime.state.getDrain(name)).toMatchObject({ reason: 'Unhealthy', deadline: s.clock() });
+    expect(s.api.eventsFor('Node', name).map((e) => e.reason)).toContain('DisruptionTerminating');
+    expect(report.started).toEqual([]);
+  });
+
+  it(`${HEALTH}: Forceful termination > should ignore unhealthy nodes if more then 20% of the nodes are unhealthy in a nodepool`, async () => {
+    const s = await scenario('repair-blocked', pool());
+    const nodes = [await s.launchNode(), await s.launchNode()];
+    for (const n of nodes) s.api.markNodeReady(n.metadata.name, false);
+    s.env = { KARPLESS_NODE_REPAIR: 'true' };
+    s.configure(pool());
+    s.clock.advance(40 * 60_000);
+    const report = await s.drift();
+    expect(report.repair?.repaired).toEqual([]);
+    expect(report.repair?.blocked.map((b) => b.message)).toEqual([
+      'more than 20% nodes are unhealthy in the nodepool general (2 of 2)',
+      'more than 20% nodes are unhealthy in the nodepool general (2 of 2)',
+    ]);
+    for (const n of nodes) {
+      expect(s.api.getNode(n.metadata.name)?.metadata.deletionTimestamp).toBeUndefined();
+      expect(s.api.eventsFor('Node', n.metadata.name)).toContainEqual(
+        expect.objectContaining({ type: 'Warning', reason: 'NodeRepairBlocked' }),
+      );
+    }
   });
 });
