@@ -15,6 +15,8 @@ export interface ClusterObject {
   kind?: string;
   metadata: {
     name: string;
+    uid?: string;
+    generation?: number;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
     deletionTimestamp?: string;

@@ -41,4 +41,9 @@ export const STATE_ITEM = {
   unschedulable: 'unschedulable',
   /** pk `noticepart`, sk = `<batchId>#<index>`: a part of a split notice waiting for the others. */
   noticeParts: 'noticepart',
+  /**
+   * pk `validversion`, sk = `<kind>#<name>`: the last valid version of a NodePool or EC2NodeClass read
+   * from the cluster, with its uid and generation (gzipped JSON, no TTL: one item per object name).
+   */
+  validVersions: 'validversion',
 } as const;

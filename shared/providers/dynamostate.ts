@@ -26,6 +26,7 @@ import type {
   PriceSnapshot,
   UnavailableOfferingRecord,
   UnschedulableRecord,
+  ValidVersionRecord,
 } from './state';
 
 type Item = Record<string, AttributeValue>;
@@ -384,6 +385,56 @@ export class DynamoStateStore implements FullStateStore {
       data: { B: data },
     };
     await this.call('writing', key, () => this.dynamo.putItem({ TableName: this.tableName, Item: item }));
+  }
+
+  // --- last valid versions of the cluster's NodePools and EC2NodeClasses ---------------------------
+
+  async putValidVersion(record: ValidVersionRecord): Promise<void> {
+    const key = { pk: STATE_ITEM.validVersions, sk: `${record.kind}#${record.name}` };
+    // Gzipped: an EC2NodeClass with its userData can be tens of KB of JSON.
+    const data = await gzipAsync(Buffer.from(JSON.stringify(record.object)));
+    const item: Item = {
+      ...keyOf(key),
+      kind: s(record.kind),
+      name: s(record.name),
+      uid: s(record.uid),
+      generation: n(record.generation),
+      data: { B: data },
+    };
+    // Another object of that name, or an older version of this one, is replaced; a newer one stays.
+    await this.conditional('writing', key, () =>
+      this.dynamo.putItem({
+        TableName: this.tableName,
+        Item: item,
+        ConditionExpression: 'attribute_not_exists(pk) OR uid <> :uid OR generation < :generation',
+        ExpressionAttributeValues: { ':uid': s(record.uid), ':generation': n(record.generation) },
+      }),
+    );
+  }
+
+  async validVersions(): Promise<ValidVersionRecord[]> {
+    const records: ValidVersionRecord[] = [];
+    for (const item of await this.queryPartition(STATE_ITEM.validVersions)) {
+      const data = item.data?.B;
+      if (!data) continue;
+      const kind = str(item, 'kind');
+      if (kind !== 'NodePool' && kind !== 'EC2NodeClass') continue;
+      let object: unknown;
+      try {
+        object = JSON.parse((await gunzipAsync(data)).toString('utf8'));
+      } catch (error) {
+        const key = { pk: STATE_ITEM.validVersions, sk: `${kind}#${str(item, 'name')}` };
+        throw new StateTableError(this.tableName, 'decoding the data attribute', describeKey(key), error);
+      }
+      records.push({
+        kind,
+        name: str(item, 'name'),
+        uid: str(item, 'uid'),
+        generation: num(item, 'generation'),
+        object,
+      });
+    }
+    return records;
   }
 
   // --- disruption budgets ------------------------------------------------------------------------

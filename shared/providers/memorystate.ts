@@ -16,6 +16,7 @@ import type {
   PriceSnapshot,
   UnavailableOfferingRecord,
   UnschedulableRecord,
+  ValidVersionRecord,
 } from './state';
 
 interface Expiring {
@@ -31,6 +32,7 @@ export class InMemoryStateStore implements FullStateStore {
   private readonly drainsByNode = new Map<string, DrainRecord>();
   private readonly disruptionsByNode = new Map<string, DisruptionRecord>();
   private readonly prices = new Map<string, PriceSnapshot>();
+  private readonly valid = new Map<string, ValidVersionRecord>();
   private readonly registered = new Map<string, Expiring>();
   /** "nodePool\u0000budgetKey" → node name → expiresAt. */
   private readonly budgets = new Map<string, Map<string, number>>();
@@ -195,6 +197,17 @@ export class InMemoryStateStore implements FullStateStore {
 
   async putPrices(region: string, snapshot: PriceSnapshot): Promise<void> {
     this.prices.set(region, structuredClone(snapshot));
+  }
+
+  async putValidVersion(record: ValidVersionRecord): Promise<void> {
+    const key = `${record.kind}#${record.name}`;
+    const stored = this.valid.get(key);
+    if (stored && stored.uid === record.uid && stored.generation >= record.generation) return;
+    this.valid.set(key, structuredClone(record));
+  }
+
+  async validVersions(): Promise<ValidVersionRecord[]> {
+    return [...this.valid.values()].map((r) => structuredClone(r));
   }
 
   async reserveDisruption(

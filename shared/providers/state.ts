@@ -237,7 +237,36 @@ export interface NodeClaimStore {
   deleteNodeClaim(name: string): Promise<void>;
 }
 
-export type FullStateStore = StateStore & StateLedgers & NodeClaimStore & UnschedulableState & NoticePartState;
+/**
+ * The last valid version of a NodePool or EC2NodeClass read from the cluster (configuration from the
+ * cluster): what serves in its place while the object in the cluster fails validation, also in a
+ * function instance started after the object went bad. One item per object (kind and name); the uid
+ * and generation say which object and which of its versions it is.
+ */
+export interface ValidVersionRecord {
+  kind: 'NodePool' | 'EC2NodeClass';
+  name: string;
+  uid: string;
+  generation: number;
+  /** The validated object, defaults applied: what serves. */
+  object: unknown;
+}
+
+export interface ValidVersionStore {
+  /**
+   * Stores the version unless the stored one is of the same object (uid) and as new or newer
+   * (generation): an instance that read the cluster earlier never overwrites a newer valid version.
+   */
+  putValidVersion(record: ValidVersionRecord): Promise<void>;
+  validVersions(): Promise<ValidVersionRecord[]>;
+}
+
+export type FullStateStore = StateStore &
+  StateLedgers &
+  NodeClaimStore &
+  UnschedulableState &
+  NoticePartState &
+  ValidVersionStore;
 
 /** What a disruption (drift, expiration, emptiness, consolidation) reads and writes: its record, the budget ledger, drains. */
 export type DisruptionState = Pick<

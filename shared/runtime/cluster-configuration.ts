@@ -4,6 +4,9 @@
 // the bundled document. Without Karpenter's CRDs, or while the API server cannot be read, it serves
 // the bundle (or what it read last) and logs once: a function never fails for its configuration.
 // Invalid objects are reported on their own status and with an event by the watcher (cluster-status.ts).
+// The last valid version of each object is also kept in the state table (by uid and generation), so
+// that an instance started after an object went bad serves that version rather than nothing or the
+// bundle's.
 
 import {
   type ClusterObject,
@@ -17,6 +20,7 @@ import { formatProblem } from '../apis/problems';
 import type { KarpenterObjectsApi } from '../kube/karpenter';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
+import type { ValidVersionRecord, ValidVersionStore } from '../providers/state';
 import type { RuntimeLog } from './telemetry';
 
 /** How long one read of the objects serves: a `kubectl apply` takes effect within this (and a decision). */
@@ -31,7 +35,11 @@ export interface ClusterConfigurationDeps {
   log: RuntimeLog;
   clock: Clock;
   ttlMs?: number;
+  /** Where the last valid versions outlive this instance (the state table); memory only without it. */
+  versions?: ValidVersionStore;
 }
+
+type Kind = ValidVersionRecord['kind'];
 
 export interface ConfigurationRead {
   source: 'cluster' | 'bundled';
@@ -44,6 +52,8 @@ export class ClusterConfigurationSource {
   private served: { yes: boolean; at: number } | undefined;
   private lastValid: LastValid;
   private readonly logged = new Set<string>();
+  /** `<kind>#<name>` → `<uid>#<generation>` of the valid version this instance stored last. */
+  private readonly persisted = new Map<string, string>();
 
   private readonly bundled: Configuration;
 
@@ -77,12 +87,18 @@ export class ClusterConfigurationSource {
         this.deps.karpenter.list('nodepools'),
         this.deps.karpenter.list('ec2nodeclasses'),
       ]);
-      const result = resolveClusterConfiguration({
+      const objects = {
         nodePools: nodePools.items as ClusterObject[],
         nodeClasses: nodeClasses.items as ClusterObject[],
-        lastValid: this.lastValid,
-      });
+      };
+      let result = resolveClusterConfiguration({ ...objects, lastValid: this.lastValid });
+      if (result.invalid.length > 0 && this.deps.versions) {
+        // Only an invalid object needs a stored version: another instance may have seen a newer valid one.
+        const stored = await this.storedVersions(objects);
+        if (stored) result = resolveClusterConfiguration({ ...objects, lastValid: stored });
+      }
       this.lastValid = result.lastValid;
+      await this.storeValidVersions(objects, result.invalid);
       for (const { nodeClass, nodePools } of result.terminating) {
         this.once(`terminating ${nodeClass} ${nodePools.join(',')}`, () =>
           this.deps.log.warn(
@@ -108,6 +124,79 @@ export class ClusterConfigurationSource {
         error: errorMessage(error),
       });
       return this.read?.value ?? bundled;
+    }
+  }
+
+  /**
+   * The last valid versions with those stored in the state table laid over them, for the objects now
+   * in the cluster with the same uid (a version of a deleted object never serves its successor);
+   * undefined when the table holds none or cannot be read (memory then serves, as before).
+   */
+  private async storedVersions(objects: { nodePools: ClusterObject[]; nodeClasses: ClusterObject[] }) {
+    let records: ValidVersionRecord[];
+    try {
+      records = await (this.deps.versions as ValidVersionStore).validVersions();
+    } catch (error) {
+      this.deps.log.warn('reading the stored valid versions failed: serving those in memory', {
+        error: errorMessage(error),
+      });
+      return undefined;
+    }
+    if (records.length === 0) return undefined;
+    const merged: LastValid = {
+      nodePools: new Map(this.lastValid.nodePools),
+      nodeClasses: new Map(this.lastValid.nodeClasses),
+    };
+    const lay = (kind: Kind, items: ClusterObject[], into: Map<string, unknown>) => {
+      for (const item of items) {
+        const record = records.find(
+          (r) => r.kind === kind && r.name === item.metadata.name && r.uid === item.metadata.uid,
+        );
+        if (record) into.set(record.name, record.object);
+      }
+    };
+    lay('NodePool', objects.nodePools, merged.nodePools);
+    lay('EC2NodeClass', objects.nodeClasses, merged.nodeClasses);
+    return merged;
+  }
+
+  /** Stores each valid object's version once per uid and generation; a failure only costs persistence. */
+  private async storeValidVersions(
+    objects: { nodePools: ClusterObject[]; nodeClasses: ClusterObject[] },
+    invalid: readonly InvalidObject[],
+  ): Promise<void> {
+    const versions = this.deps.versions;
+    if (!versions) return;
+    const bad = new Set(invalid.map((i) => `${i.kind}#${i.name}`));
+    const candidates: [Kind, ClusterObject, unknown][] = [
+      ...objects.nodePools.map((o): [Kind, ClusterObject, unknown] => [
+        'NodePool',
+        o,
+        this.lastValid.nodePools.get(o.metadata.name),
+      ]),
+      ...objects.nodeClasses.map((o): [Kind, ClusterObject, unknown] => [
+        'EC2NodeClass',
+        o,
+        this.lastValid.nodeClasses.get(o.metadata.name),
+      ]),
+    ];
+    for (const [kind, object, valid] of candidates) {
+      const { name, uid, generation, deletionTimestamp } = object.metadata;
+      const key = `${kind}#${name}`;
+      if (valid === undefined || bad.has(key) || deletionTimestamp || !uid || generation === undefined) continue;
+      const version = `${uid}#${generation}`;
+      if (this.persisted.get(key) === version) continue;
+      try {
+        await versions.putValidVersion({ kind, name, uid, generation, object: valid });
+        this.persisted.set(key, version);
+      } catch (error) {
+        this.once(`persist ${key}`, () =>
+          this.deps.log.warn('storing the last valid version failed: it serves from memory only', {
+            object: `${kind}/${name}`,
+            error: errorMessage(error),
+          }),
+        );
+      }
     }
   }
 

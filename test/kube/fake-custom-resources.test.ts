@@ -49,19 +49,21 @@ describe('fake API server: custom resources and events', () => {
     });
     expect(created.status).toBe(201);
     expect(created.body.status).toBeUndefined();
+    expect(created.body.metadata.generation).toBe(1);
     const status = await call('PUT', `${NODEPOOLS}/general/status`, {
       ...created.body,
       spec: { weight: 99 },
       status: { nodes: 2 },
     });
-    expect(status.body).toMatchObject({ spec: { weight: 10 }, status: { nodes: 2 } });
+    expect(status.body).toMatchObject({ spec: { weight: 10 }, status: { nodes: 2 }, metadata: { generation: 1 } });
     const patched = await call(
       'PATCH',
       `${NODEPOOLS}/general`,
       { spec: { weight: 20 }, status: { nodes: 5 } },
       'application/merge-patch+json',
     );
-    expect(patched.body).toMatchObject({ spec: { weight: 20 }, status: { nodes: 2 } });
+    // The spec changed: a new generation (status and metadata changes make none).
+    expect(patched.body).toMatchObject({ spec: { weight: 20 }, status: { nodes: 2 }, metadata: { generation: 2 } });
     const stale = await call('PUT', `${NODEPOOLS}/general`, { ...created.body });
     expect(stale.status).toBe(409);
 

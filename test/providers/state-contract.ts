@@ -241,6 +241,26 @@ export function stateStoreContract(name: string, makeStore: (clock: FakeClock) =
     });
   });
 
+  describe(`${name}: last valid versions`, () => {
+    it('keeps one version per object: a newer generation or another uid replaces it, an older one does not', async () => {
+      const store = await makeStore(fakeClock());
+      const big = { spec: { userData: 'x'.repeat(200_000) } };
+      await store.putValidVersion({ kind: 'EC2NodeClass', name: 'default', uid: 'c1', generation: 3, object: big });
+      await store.putValidVersion({ kind: 'NodePool', name: 'default', uid: 'p1', generation: 2, object: { w: 2 } });
+      await store.putValidVersion({ kind: 'NodePool', name: 'default', uid: 'p1', generation: 1, object: { w: 1 } });
+      const versions = async () => (await store.validVersions()).sort((a, b) => a.kind.localeCompare(b.kind));
+      expect(await versions()).toEqual([
+        { kind: 'EC2NodeClass', name: 'default', uid: 'c1', generation: 3, object: big },
+        { kind: 'NodePool', name: 'default', uid: 'p1', generation: 2, object: { w: 2 } },
+      ]);
+      await store.putValidVersion({ kind: 'NodePool', name: 'default', uid: 'p1', generation: 5, object: { w: 5 } });
+      expect((await versions())[1]).toMatchObject({ generation: 5, object: { w: 5 } });
+      // The object deleted and created again: its first generation replaces the old object's.
+      await store.putValidVersion({ kind: 'NodePool', name: 'default', uid: 'p2', generation: 1, object: { w: 1 } });
+      expect((await versions())[1]).toMatchObject({ uid: 'p2', generation: 1, object: { w: 1 } });
+    });
+  });
+
   describe(`${name}: disruption budgets`, () => {
     it('gives out at most `limit` slots, again to a holder, and takes back released or expired ones', async () => {
       const clock = fakeClock();

@@ -5,6 +5,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Configuration } from '../../shared/apis/configuration';
 import type { KarpenterObject, KarpenterObjectsApi, KarpenterResource } from '../../shared/kube/karpenter';
+import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import {
   ClusterConfigurationSource,
   CONFIGURATION_TTL_MS,
@@ -54,7 +55,9 @@ describe('ClusterConfigurationSource', () => {
     log = new RecordingLog();
     bundled = { nodePools: [testNodePool({ name: 'bundled' })], nodeClasses: [structuredClone(nodeClass) as never] };
     source = new ClusterConfigurationSource({ karpenter: api, bundled, log, clock });
-    api.objects.ec2nodeclasses = [structuredClone(nodeClass) as never];
+    api.objects.ec2nodeclasses = [
+      { ...structuredClone(nodeClass), metadata: { name: 'default', uid: 'uid-c', generation: 1 } } as never,
+    ];
     api.objects.nodepools = [testNodePool({ name: 'gitops' }) as never];
   });
 
@@ -108,5 +111,85 @@ describe('ClusterConfigurationSource', () => {
     clock.advance(6 * 60_000);
     serveConfiguration(bundled, (await source.current()).config);
     expect(held.map((p) => p.metadata.name)).toEqual(['bundled']);
+  });
+
+  describe('last valid versions in the state table', () => {
+    const pool = (generation: number, uid: string, extra: object = {}) => {
+      const object = testNodePool({ name: 'bundled', ...extra }) as unknown as KarpenterObject;
+      // The weight tells the versions apart in what serves.
+      object.spec = { ...(object.spec as object), weight: generation };
+      object.metadata = { ...object.metadata, uid, generation };
+      return object;
+    };
+    const invalid = { disruption: { budgets: [{ nodes: 'lots' }] } };
+    const coldStart = (versions: InMemoryStateStore) =>
+      new ClusterConfigurationSource({ karpenter: api, bundled, log, clock, versions });
+
+    it('a new instance serves the version another instance last saw valid, not the bundle', async () => {
+      const table = new InMemoryStateStore(clock);
+      api.objects.nodepools = [pool(7, 'uid-1')];
+      expect((await coldStart(table).current()).config.nodePools[0]?.spec.weight).toBe(7);
+      expect((await table.validVersions()).map((r) => [r.kind, r.name, r.uid, r.generation]).sort()).toEqual([
+        ['EC2NodeClass', 'default', 'uid-c', 1],
+        ['NodePool', 'bundled', 'uid-1', 7],
+      ]);
+
+      // `kubectl apply` of a bad generation 8; a cold start (new Lambda instance) reads it first.
+      api.objects.nodepools = [pool(8, 'uid-1', invalid)];
+      const read = await coldStart(table).current();
+      expect(read.invalid).toMatchObject([{ kind: 'NodePool', name: 'bundled', serving: 'last-valid' }]);
+      expect(read.config.nodePools[0]?.spec.weight).toBe(7);
+      // The bad generation is never stored.
+      expect((await table.validVersions()).find((r) => r.kind === 'NodePool')?.generation).toBe(7);
+    });
+
+    it('a stored version of a deleted object never serves the new object of that name', async () => {
+      const table = new InMemoryStateStore(clock);
+      api.objects.nodepools = [pool(7, 'uid-1')];
+      await coldStart(table).current();
+      // Deleted and created again (new uid), invalid from the start: the bundle's version serves, as without a table.
+      api.objects.nodepools = [pool(1, 'uid-2', invalid)];
+      const read = await coldStart(table).current();
+      expect(read.config.nodePools).toEqual(bundled.nodePools);
+    });
+
+    it('an instance that read an older generation does not overwrite a newer stored one', async () => {
+      const table = new InMemoryStateStore(clock);
+      api.objects.nodepools = [pool(9, 'uid-1')];
+      await coldStart(table).current();
+      api.objects.nodepools = [pool(8, 'uid-1')];
+      await coldStart(table).current();
+      expect((await table.validVersions()).find((r) => r.kind === 'NodePool')?.generation).toBe(9);
+    });
+
+    it('stores each version once, and a table that fails costs only persistence', async () => {
+      const table = new InMemoryStateStore(clock);
+      let writes = 0;
+      const counting = Object.assign(Object.create(table), {
+        putValidVersion: async (r: never) => {
+          writes++;
+          return table.putValidVersion(r);
+        },
+      });
+      api.objects.nodepools = [pool(7, 'uid-1')];
+      const warm = coldStart(counting);
+      await warm.current();
+      clock.advance(CONFIGURATION_TTL_MS);
+      await warm.current();
+      expect(writes).toBe(2);
+
+      const broken = Object.assign(Object.create(table), {
+        putValidVersion: async () => {
+          throw new Error('AccessDenied');
+        },
+        validVersions: async () => {
+          throw new Error('AccessDenied');
+        },
+      });
+      api.objects.nodepools = [pool(8, 'uid-1', invalid)];
+      const read = await coldStart(broken).current();
+      expect(read.config.nodePools).toEqual(bundled.nodePools);
+      expect(log.lines.some((l) => /reading the stored valid versions failed/.test(l.message))).toBe(true);
+    });
   });
 });

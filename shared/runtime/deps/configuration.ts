@@ -21,6 +21,7 @@ export async function refreshConfiguration(runtime: Runtime, telemetry: Telemetr
       bundled: runtime.config,
       log: telemetry.log,
       clock: runtime.clock,
+      versions: runtime.state,
     });
     sources.set(runtime, source);
   }

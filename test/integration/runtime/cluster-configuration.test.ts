@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { karpenterCrds } from '../../../shared/apis/v1/crds';
 import type { Condition, EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
-import { CONFIGURATION_TTL_MS } from '../../../shared/runtime/cluster-configuration';
+import { ClusterConfigurationSource, CONFIGURATION_TTL_MS } from '../../../shared/runtime/cluster-configuration';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
+import { kubeClient } from '../../../shared/runtime/environment';
 import { powertools } from '../../../shared/runtime/powertools';
 import { findKubectl, Kubectl, writeKubeconfig } from '../../support/kube/kubectl';
 import { ProvisionFixture } from '../helpers';
@@ -116,6 +117,20 @@ describe('configuration read from the cluster', () => {
     const invalid = nodePool(['m5.large'], { disruption: { budgets: [{ nodes: 'lots' }] } as never });
     expect(await apply(invalid)).toMatch(/nodepool\.karpenter\.sh\/general configured/);
     expect(await nextDecision()).toEqual(['m5.2xlarge']);
+
+    // A new Lambda instance (cold start) reads the invalid object first: the version the warm one
+    // stored in the state table serves, not the bundle's (m5.large, m5.xlarge).
+    const coldStart = new ClusterConfigurationSource({
+      karpenter: (await kubeClient(fixture.runtime)).karpenterObjects(),
+      bundled: { nodePools: [nodePool(['m5.large', 'm5.xlarge'])], nodeClasses: [] },
+      log: powertools('itest', CLUSTER).telemetry.log,
+      clock: () => now,
+      versions: fixture.runtime.state,
+    });
+    const cold = await coldStart.current();
+    expect(cold.invalid).toMatchObject([{ kind: 'NodePool', name: 'general', serving: 'last-valid' }]);
+    const served = cold.config.nodePools[0]?.spec.template.spec.requirements;
+    expect(served?.find((r) => r.key === 'node.kubernetes.io/instance-type')?.values).toEqual(['m5.2xlarge']);
 
     const telemetry = powertools('itest', CLUSTER).telemetry;
     await (await watcherDeps(fixture.runtime, telemetry)).clusterStatus?.sync();

@@ -27,6 +27,8 @@ export interface ResourceInfo {
   columns?: PrinterColumn[];
   /** The CRD declares a status subresource: writes to the object leave status alone. */
   statusSubresource?: boolean;
+  /** Served from a CRD: the API server counts its spec changes in metadata.generation. */
+  custom?: boolean;
 }
 
 const READ = ['get', 'list', 'watch'];
@@ -192,6 +194,7 @@ export class ResourceRegistry {
       verbs: ALL,
       columns: version.additionalPrinterColumns ?? [],
       statusSubresource: version.subresources?.status !== undefined,
+      custom: true,
     };
     if (names.shortNames) info.shortNames = names.shortNames;
     if (names.categories) info.categories = names.categories;

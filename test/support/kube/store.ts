@@ -24,6 +24,7 @@ export type StoredObject = KubeObject & {
   kind?: string;
   metadata: KubeObject['metadata'] & {
     uid?: string;
+    generation?: number;
     resourceVersion?: string;
     creationTimestamp?: string;
     deletionTimestamp?: string;
@@ -128,6 +129,12 @@ export class Store {
     const object: StoredObject = { ...kind, ...structuredClone(input), ...kind };
     object.metadata.uid ??= previous?.metadata.uid ?? randomUUID();
     object.metadata.creationTimestamp ??= previous?.metadata.creationTimestamp ?? this.clock().toISOString();
+    if (this.registry.get(resource)?.custom) {
+      // A custom resource's generation counts changes of what is not metadata or status (its spec).
+      const before = previous?.metadata.generation;
+      const same = JSON.stringify(previous?.spec) === JSON.stringify(object.spec);
+      object.metadata.generation = before === undefined ? 1 : same ? before : before + 1;
+    }
     object.metadata.resourceVersion = String(++this.revision);
     this.of(resource).set(key, object);
     this.record(
