@@ -28,6 +28,7 @@ import { fakeClock } from '../../providers/fakes';
 import { pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { createCluster, createNetwork, type MotoAccount, motoAccount } from '../helpers';
+import { type FunctionIdentity, functionClients, functionRuntimes } from '../iam';
 import { PINNED_RELEASE } from '../moto/seed';
 
 const DISCOVERY = { 'karpenter.sh/discovery': 'disruption-upstream' };
@@ -112,6 +113,8 @@ class Scenario {
   env: Record<string, string> = {};
   private index = 0;
   private session: Promise<DriftSession> | undefined;
+  /** The drift function's synthesized role, assumed once: a NodePool change leaves its policy as it is. */
+  private identity!: FunctionIdentity;
 
   constructor(
     readonly cluster: string,
@@ -132,6 +135,8 @@ class Scenario {
     await createCluster(this.account, this.cluster);
     await createStateTable(dynamoApi(this.account.dynamodb), `state-${this.cluster}`);
     this.api = await FakeApiServer.start({ now: () => new Date(this.clock()) });
+    const runtimes = await functionRuntimes(this.account, { env: this.functionEnv(this.configFile(this.nodePool)) });
+    this.identity = runtimes.identities.drift;
     this.configure(this.nodePool);
     return this;
   }
@@ -139,19 +144,10 @@ class Scenario {
   /** (Re)deploys the NodePool: what `cdk deploy` of a changed manifest does. */
   configure(nodePool: NodePool): void {
     this.nodePool = nodePool;
-    const configFile = join(mkdtempSync(join(tmpdir(), 'karpless-disruption-')), 'karpless-config.json');
-    writeFileSync(configFile, JSON.stringify({ nodePools: [nodePool], nodeClasses: [nodeClass] }));
+    // The drift function under its own synthesized role (the IAM harness).
     this.runtime = buildRuntime({
-      env: {
-        KARPLESS_CLUSTER_NAME: this.cluster,
-        KARPLESS_STATE_TABLE: `state-${this.cluster}`,
-        KARPLESS_NOTICE_BUS: 'unused',
-        KARPLESS_CONFIG_FILE: configFile,
-        KARPLESS_KUBE_ENDPOINT: this.api.url,
-        AWS_REGION: this.account.region,
-        ...this.env,
-      },
-      clients: this.account,
+      env: this.functionEnv(this.configFile(nodePool)),
+      clients: functionClients(this.account, this.identity),
       clock: this.clock,
       // Consolidation's 15 s validation delay passes on the fake clock.
       sleep: async (ms) => this.clock.advance(ms),
@@ -168,6 +164,24 @@ class Scenario {
       const result = await handler(scheduled, context);
       if (!('trigger' in result)) throw new Error(`drift run failed: ${JSON.stringify(result)}`);
       return result;
+    };
+  }
+
+  private configFile(nodePool: NodePool): string {
+    const configFile = join(mkdtempSync(join(tmpdir(), 'karpless-disruption-')), 'karpless-config.json');
+    writeFileSync(configFile, JSON.stringify({ nodePools: [nodePool], nodeClasses: [nodeClass] }));
+    return configFile;
+  }
+
+  private functionEnv(configFile: string): NodeJS.ProcessEnv {
+    return {
+      KARPLESS_CLUSTER_NAME: this.cluster,
+      KARPLESS_STATE_TABLE: `state-${this.cluster}`,
+      KARPLESS_NOTICE_BUS: 'unused',
+      KARPLESS_CONFIG_FILE: configFile,
+      KARPLESS_KUBE_ENDPOINT: this.api.url,
+      AWS_REGION: this.account.region,
+      ...this.env,
     };
   }
 
