@@ -204,19 +204,39 @@ function fakeEc2(
     void b.take(1);
   };
   const launchTokens = bucket(EC2_BUCKETS.runInstancesResource);
+  const tagsOf = new Map<string, Map<string, string>>();
   const placed = new Map<string, { instanceType: string; zone: string; capacityType: 'spot' | 'on-demand' }>();
   let next = 0;
   const ec2 = {
-    async describeInstances() {
+    // Answers the launcher's adoption queries (tag:<key> filters) as EC2 would: a batch whose
+    // CreateFleet went out but whose claims were not tagged is found again, not launched twice.
+    async describeInstances(input: { Filters?: { Name?: string; Values?: string[] }[] }) {
       admit('DescribeInstances', false);
       await time.sleep(CALL_MS);
-      return { $metadata: {}, Reservations: [] };
+      const tagFilters = (input.Filters ?? []).filter(
+        (f) => f.Name?.startsWith('tag:') && f.Name !== 'tag:eks:eks-cluster-name',
+      );
+      const matching = [...tagsOf.entries()].filter(([, tags]) =>
+        tagFilters.every((f) => f.Values?.includes(tags.get(f.Name?.slice(4) ?? '') ?? '\0')),
+      );
+      const Instances = matching.map(([id, tags]) => {
+        const place = placed.get(id);
+        return {
+          InstanceId: id,
+          InstanceType: place?.instanceType,
+          Placement: { AvailabilityZone: place?.zone },
+          ...(place?.capacityType === 'spot' ? { InstanceLifecycle: 'spot' } : {}),
+          Tags: [...tags.entries()].map(([Key, Value]) => ({ Key, Value })),
+        };
+      });
+      return { $metadata: {}, Reservations: Instances.length > 0 ? [{ Instances }] : [] };
     },
     async createTags(input: { Resources?: string[]; Tags?: { Key?: string; Value?: string }[] }) {
       admit('CreateTags', true);
       await time.sleep(CALL_MS);
       const claim = input.Tags?.find((t) => t.Key === 'karpenter.sh/nodeclaim')?.Value ?? '';
       for (const id of input.Resources ?? []) {
+        for (const tag of input.Tags ?? []) tagsOf.get(id)?.set(tag.Key ?? '', tag.Value ?? '');
         instances.add({ instanceId: id, nodeClaimName: claim, nodePool: nodePool.metadata.name, ...placed.get(id) });
       }
       return {};
@@ -240,8 +260,12 @@ function fakeEc2(
         zone: zoneOfSubnet(override?.SubnetId ?? ''),
         capacityType,
       } as const;
+      const launchTags = (input.TagSpecifications ?? [])
+        .filter((t) => t.ResourceType === 'instance')
+        .flatMap((t) => t.Tags ?? []);
       for (const id of ids) {
         placed.set(id, place);
+        tagsOf.set(id, new Map(launchTags.map((t) => [t.Key ?? '', t.Value ?? ''])));
         stats.launchedAt.set(id, time.now());
       }
       const single = input.TagSpecifications?.[0]?.Tags?.find((t) => t.Key === 'karpenter.sh/nodeclaim')?.Value;
