@@ -17,7 +17,7 @@ import {
 } from '../apis/cluster-configuration';
 import type { Configuration } from '../apis/configuration';
 import { formatProblem } from '../apis/problems';
-import type { KarpenterObjectsApi } from '../kube/karpenter';
+import type { KarpenterObject, KarpenterObjectsApi } from '../kube/karpenter';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
 import type { ValidVersionRecord, ValidVersionStore } from '../providers/state';
@@ -41,6 +41,19 @@ export interface ClusterConfigurationDeps {
 
 type Kind = ValidVersionRecord['kind'];
 
+/** NodePool and EC2NodeClass objects as a list of the API server returns them. */
+export interface ObservedObjects {
+  nodePools: readonly Pick<KarpenterObject, 'metadata'>[];
+  nodeClasses: readonly Pick<KarpenterObject, 'metadata'>[];
+}
+
+/** Which objects, at which resourceVersion: any create, change or delete changes it. */
+export function configurationFingerprint(objects: ObservedObjects): string {
+  const of = (kind: string, items: ObservedObjects['nodePools']) =>
+    items.map((o) => `${kind}/${o.metadata.name}@${o.metadata.resourceVersion ?? ''}`);
+  return [...of('NodePool', objects.nodePools), ...of('EC2NodeClass', objects.nodeClasses)].sort().join(',');
+}
+
 export interface ConfigurationRead {
   source: 'cluster' | 'bundled';
   config: Configuration;
@@ -48,7 +61,9 @@ export interface ConfigurationRead {
 }
 
 export class ClusterConfigurationSource {
-  private read: { at: number; value: ConfigurationRead } | undefined;
+  private read: { at: number; value: ConfigurationRead; fingerprint: string | undefined } | undefined;
+  /** The fingerprint of the objects the last list returned (undefined when it served the bundle). */
+  private listed: string | undefined;
   private served: { yes: boolean; at: number } | undefined;
   private lastValid: LastValid;
   private readonly logged = new Set<string>();
@@ -68,12 +83,37 @@ export class ClusterConfigurationSource {
     const now = this.deps.clock();
     if (this.read && now - this.read.at < (this.deps.ttlMs ?? CONFIGURATION_TTL_MS)) return this.read.value;
     const value = await this.fetch(now);
-    this.read = { at: now, value };
+    this.read = { at: now, value, fingerprint: this.listed };
     return value;
+  }
+
+  /**
+   * The NodePools and EC2NodeClasses as another reader just listed them (the watcher's status pass,
+   * every few seconds): when one changed since the read being served (by resourceVersion), they are
+   * served now, without waiting for the TTL and without listing them again. The new read, or
+   * undefined when nothing changed; never throws.
+   */
+  async observe(lists: ObservedObjects): Promise<ConfigurationRead | undefined> {
+    const fingerprint = configurationFingerprint(lists);
+    if (this.read?.fingerprint === fingerprint) return undefined;
+    try {
+      const value = await this.resolve({
+        nodePools: lists.nodePools as ClusterObject[],
+        nodeClasses: lists.nodeClasses as ClusterObject[],
+      });
+      this.read = { at: this.deps.clock(), value, fingerprint };
+      return value;
+    } catch (error) {
+      this.deps.log.warn('serving the changed NodePools and EC2NodeClasses failed, the TTL will', {
+        error: errorMessage(error),
+      });
+      return undefined;
+    }
   }
 
   private async fetch(now: number): Promise<ConfigurationRead> {
     const bundled: ConfigurationRead = { source: 'bundled', config: this.bundled, invalid: [] };
+    this.listed = undefined;
     try {
       if (!(await this.crdsServed(now))) {
         this.once('crds', () =>
@@ -87,37 +127,12 @@ export class ClusterConfigurationSource {
         this.deps.karpenter.list('nodepools'),
         this.deps.karpenter.list('ec2nodeclasses'),
       ]);
-      const objects = {
+      const read = await this.resolve({
         nodePools: nodePools.items as ClusterObject[],
         nodeClasses: nodeClasses.items as ClusterObject[],
-      };
-      let result = resolveClusterConfiguration({ ...objects, lastValid: this.lastValid });
-      if (result.invalid.length > 0 && this.deps.versions) {
-        // Only an invalid object needs a stored version: another instance may have seen a newer valid one.
-        const stored = await this.storedVersions(objects);
-        if (stored) result = resolveClusterConfiguration({ ...objects, lastValid: stored });
-      }
-      this.lastValid = result.lastValid;
-      await this.storeValidVersions(objects, result.invalid);
-      for (const { nodeClass, nodePools } of result.terminating) {
-        this.once(`terminating ${nodeClass} ${nodePools.join(',')}`, () =>
-          this.deps.log.warn(
-            `EC2NodeClass ${nodeClass} is being deleted: nothing is launched for it (Karpenter: NodeClassReady=False, NodeClassTerminating); it goes once no NodeClaim uses it`,
-            { nodeClass, refusedNodePools: nodePools },
-          ),
-        );
-      }
-      for (const object of result.invalid) {
-        const problems = object.problems.map(formatProblem).join('; ');
-        this.once(`${object.kind}/${object.name}: ${problems}`, () =>
-          this.deps.log.warn('invalid object in the cluster ignored', {
-            object: `${object.kind}/${object.name}`,
-            problems,
-            serving: object.serving,
-          }),
-        );
-      }
-      return { source: 'cluster', config: result.config, invalid: result.invalid };
+      });
+      this.listed = configurationFingerprint({ nodePools: nodePools.items, nodeClasses: nodeClasses.items });
+      return read;
     } catch (error) {
       // The API server is down or refuses: act on what was read last rather than not at all.
       this.deps.log.warn('reading NodePools and EC2NodeClasses failed: serving the configuration read last', {
@@ -125,6 +140,40 @@ export class ClusterConfigurationSource {
       });
       return this.read?.value ?? bundled;
     }
+  }
+
+  /** Validates the objects (with the stored last valid versions where needed) into the read served. */
+  private async resolve(objects: {
+    nodePools: ClusterObject[];
+    nodeClasses: ClusterObject[];
+  }): Promise<ConfigurationRead> {
+    let result = resolveClusterConfiguration({ ...objects, lastValid: this.lastValid });
+    if (result.invalid.length > 0 && this.deps.versions) {
+      // Only an invalid object needs a stored version: another instance may have seen a newer valid one.
+      const stored = await this.storedVersions(objects);
+      if (stored) result = resolveClusterConfiguration({ ...objects, lastValid: stored });
+    }
+    this.lastValid = result.lastValid;
+    await this.storeValidVersions(objects, result.invalid);
+    for (const { nodeClass, nodePools } of result.terminating) {
+      this.once(`terminating ${nodeClass} ${nodePools.join(',')}`, () =>
+        this.deps.log.warn(
+          `EC2NodeClass ${nodeClass} is being deleted: nothing is launched for it (Karpenter: NodeClassReady=False, NodeClassTerminating); it goes once no NodeClaim uses it`,
+          { nodeClass, refusedNodePools: nodePools },
+        ),
+      );
+    }
+    for (const object of result.invalid) {
+      const problems = object.problems.map(formatProblem).join('; ');
+      this.once(`${object.kind}/${object.name}: ${problems}`, () =>
+        this.deps.log.warn('invalid object in the cluster ignored', {
+          object: `${object.kind}/${object.name}`,
+          problems,
+          serving: object.serving,
+        }),
+      );
+    }
+    return { source: 'cluster', config: result.config, invalid: result.invalid };
   }
 
   /**

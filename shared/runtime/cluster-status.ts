@@ -17,6 +17,7 @@ import { mirroredNodeClaim, nodeClaimStatus, nodePoolStatus, TERMINATION_FINALIZ
 import type { NodeClaimRecord } from '../nodeclaim/record';
 import type { Clock } from '../providers/clock';
 import type { NodeClaimStore } from '../providers/state';
+import type { ObservedObjects } from './cluster-configuration';
 import type { NodeClassTermination } from './nodeclass-termination';
 import type { RuntimeLog } from './telemetry';
 
@@ -39,6 +40,8 @@ export interface ClusterStatusDeps {
    * claim records name the class (./nodeclass-termination). Bundled classes are no objects of ours.
    */
   nodeClassTermination?: Pick<NodeClassTermination, 'reconcile'>;
+  /** Given the NodePools and EC2NodeClasses each pass lists: the configuration re-read on change. */
+  observeConfiguration?: (lists: ObservedObjects) => Promise<void>;
 }
 
 export interface ClusterStatusReport {
@@ -64,6 +67,9 @@ export class ClusterStatusWriter {
     const records = await this.deps.records.nodeClaims();
     const nodePools = served.has('nodepools') ? (await this.deps.karpenter.list('nodepools')).items : [];
     const nodeClasses = served.has('ec2nodeclasses') ? (await this.deps.karpenter.list('ec2nodeclasses')).items : [];
+    if (served.has('nodepools') && served.has('ec2nodeclasses')) {
+      await this.deps.observeConfiguration?.({ nodePools, nodeClasses });
+    }
     if (served.has('nodeclaims')) await this.syncNodeClaims(records, nodePools, report);
     if (served.has('nodepools')) await this.syncNodePools(records, nodePools, nodeClasses, report);
     if (served.has('ec2nodeclasses')) await this.deps.nodeClassTermination?.reconcile(nodeClasses, records);

@@ -113,6 +113,33 @@ describe('ClusterConfigurationSource', () => {
     expect(held.map((p) => p.metadata.name)).toEqual(['bundled']);
   });
 
+  it('serves changed objects a status pass listed at once, without waiting for the TTL or listing again', async () => {
+    const versioned = (name: string, resourceVersion: string) => {
+      const object = testNodePool({ name }) as unknown as KarpenterObject;
+      object.metadata = { ...object.metadata, resourceVersion };
+      return object;
+    };
+    api.objects.nodepools = [versioned('gitops', '10')];
+    await source.current();
+    const lists = api.lists;
+    // The same objects at the same versions: nothing to do.
+    expect(
+      await source.observe({ nodePools: [versioned('gitops', '10')], nodeClasses: api.objects.ec2nodeclasses }),
+    ).toBeUndefined();
+    // `kubectl apply` changed the NodePool: the watcher's pass saw resourceVersion 11.
+    const read = await source.observe({
+      nodePools: [versioned('applied', '11')],
+      nodeClasses: api.objects.ec2nodeclasses,
+    });
+    expect(read?.config.nodePools.map((p) => p.metadata.name)).toEqual(['applied']);
+    expect((await source.current()).config.nodePools.map((p) => p.metadata.name)).toEqual(['applied']);
+    expect(api.lists).toBe(lists);
+    // A deleted object changes the fingerprint too.
+    expect(
+      (await source.observe({ nodePools: [], nodeClasses: api.objects.ec2nodeclasses }))?.config.nodePools,
+    ).toEqual([]);
+  });
+
   describe('last valid versions in the state table', () => {
     const pool = (generation: number, uid: string, extra: object = {}) => {
       const object = testNodePool({ name: 'bundled', ...extra }) as unknown as KarpenterObject;

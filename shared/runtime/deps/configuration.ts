@@ -4,16 +4,14 @@
 // One source per runtime: its cache and the last valid version of each object live as long as the
 // cold start.
 
-import { ClusterConfigurationSource, serveConfiguration } from '../cluster-configuration';
+import { ClusterConfigurationSource, type ObservedObjects, serveConfiguration } from '../cluster-configuration';
 import { kubeClient, type Runtime } from '../environment';
 import type { Telemetry } from '../telemetry';
 import { runningKarpenterGuard } from './coexistence';
 
 const sources = new WeakMap<Runtime, ClusterConfigurationSource>();
 
-/** Refreshes the runtime's configuration from the cluster when so configured; never throws for it. */
-export async function refreshConfiguration(runtime: Runtime, telemetry: Telemetry): Promise<void> {
-  if (runtime.settings.configurationSource !== 'cluster') return;
+async function sourceOf(runtime: Runtime, telemetry: Telemetry): Promise<ClusterConfigurationSource> {
   let source = sources.get(runtime);
   if (!source) {
     source = new ClusterConfigurationSource({
@@ -25,7 +23,29 @@ export async function refreshConfiguration(runtime: Runtime, telemetry: Telemetr
     });
     sources.set(runtime, source);
   }
+  return source;
+}
+
+/** Refreshes the runtime's configuration from the cluster when so configured; never throws for it. */
+export async function refreshConfiguration(runtime: Runtime, telemetry: Telemetry): Promise<void> {
+  if (runtime.settings.configurationSource !== 'cluster') return;
+  const source = await sourceOf(runtime, telemetry);
   serveConfiguration(runtime.config, (await source.current()).config);
+}
+
+/**
+ * The watcher's re-read on change: the NodePools and EC2NodeClasses its status pass listed, served
+ * at once when one changed (resourceVersion), so a `kubectl apply` reaches registration and status
+ * within a pass rather than the watcher's next invocation.
+ */
+export async function observeConfiguration(
+  runtime: Runtime,
+  telemetry: Telemetry,
+  lists: ObservedObjects,
+): Promise<void> {
+  if (runtime.settings.configurationSource !== 'cluster') return;
+  const read = await (await sourceOf(runtime, telemetry)).observe(lists);
+  if (read) serveConfiguration(runtime.config, read.config);
 }
 
 /** The Karpenter check, then the configuration refresh: each handler's `beforeActing`. */

@@ -4,12 +4,14 @@
 // offerings, spot prices and Pricing API the launching functions read).
 
 import { isEvictable } from '../../kube/client';
+import type { ObservedObjects } from '../cluster-configuration';
 import { ClusterStatusWriter } from '../cluster-status';
 import { claimKnowledge, kubeClient, noticePublisher, type Runtime } from '../environment';
 import { NodeClassTermination } from '../nodeclass-termination';
 import { PodEvents } from '../pod-events';
 import type { Telemetry } from '../telemetry';
 import type { WatcherDeps } from '../watcher';
+import { observeConfiguration } from './configuration';
 
 export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promise<WatcherDeps> {
   const kube = await kubeClient(runtime);
@@ -36,6 +38,7 @@ export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promi
       recorder: kube.eventRecorder(runtime.clock),
       ...(runtime.settings.configurationSource === 'cluster'
         ? {
+            observeConfiguration: (lists: ObservedObjects) => observeConfiguration(runtime, telemetry, lists),
             nodeClassTermination: new NodeClassTermination({
               karpenter: kube.karpenterObjects(),
               recorder: kube.eventRecorder(runtime.clock),

@@ -148,6 +148,18 @@ describe('configuration read from the cluster', () => {
     expect(await nextDecision()).toEqual(['m5.large']);
   });
 
+  it("re-reads on change: the watcher's status pass serves a kubectl apply before the TTL passes", async () => {
+    await apply(nodePool(['m5.large']));
+    expect(await nextDecision()).toEqual(['m5.large']);
+    const status = (await watcherDeps(fixture.runtime, powertools('itest', CLUSTER).telemetry)).clusterStatus;
+    await apply(nodePool(['m5.xlarge']));
+    // No time passes: the configuration read for the last decision is still within its TTL.
+    await status?.sync();
+    const served = fixture.runtime.config.nodePools.find((p) => p.metadata.name === 'general');
+    const types = served?.spec.template.spec.requirements.find((r) => r.key === 'node.kubernetes.io/instance-type');
+    expect(types?.values).toEqual(['m5.xlarge']);
+  });
+
   it('launches nothing for an EC2NodeClass being deleted, which its finalizer holds while claims use it', async () => {
     await apply(nodePool(['m5.large']));
     expect(await nextDecision()).toEqual(['m5.large']);
