@@ -9,7 +9,7 @@ import { KUBE, REGISTRATION_TTL_MS, TAG } from '../contracts';
 import { instanceIdOf, type NodeClaimRecord } from '../nodeclaim/record';
 import type { ClusterInstanceProfile } from '../providers/instanceprofile-gc';
 import type { ClusterLaunchTemplate } from '../providers/launchtemplate-gc';
-import { type ClaimInstance, instanceIdFromProviderID } from './instances';
+import { type ClaimInstance, instanceIdFromProviderID, type UnclaimedLaunch } from './instances';
 import { deletionTimestamp, finalizers, nodeCondition } from './objects';
 import { isRegistered } from './registration';
 
@@ -28,7 +28,9 @@ export type GcReason =
   /** An instance profile of an EC2NodeClass removed from the configuration. */
   | 'NodeClassRemoved'
   /** A NodeClaim record written before CreateFleet whose instance never appeared within the registration TTL. */
-  | 'NeverLaunched';
+  | 'NeverLaunched'
+  /** An instance a launch batch started that no claim was tagged on within the registration TTL. */
+  | 'Unclaimed';
 
 export type GcResource = 'instance' | 'node' | 'launch-template' | 'instance-profile' | 'nodeclaim';
 
@@ -98,6 +100,25 @@ export function orphanedInstances(input: InstanceInput): GcVerdict[] {
     });
   }
   return out;
+}
+
+/**
+ * Batch-launched instances no claim took: terminated once older than the registration TTL. Until
+ * then the next attempt at their batch may still adopt them (the launcher's adoption by batch tag),
+ * and a record waits at most UNLAUNCHED_RECORD_MAX_AGE_MS, less than the TTL, for that attempt.
+ */
+export function unclaimedInstances(now: number, launches: readonly UnclaimedLaunch[]): GcVerdict[] {
+  return launches.flatMap((launch) => {
+    if (launch.launchTime === undefined || now - launch.launchTime < REGISTRATION_TTL_MS) return [];
+    return [
+      {
+        resource: 'instance' as const,
+        id: launch.instanceId,
+        reason: 'Unclaimed' as const,
+        detail: `launch batch ${launch.batch}: launched ${iso(launch.launchTime)}, no NodeClaim tagged on it after ${REGISTRATION_TTL_MS / 60_000} min`,
+      },
+    ];
+  });
 }
 
 /** The instances whose Node is registered now: what the next run remembers. */

@@ -31,6 +31,7 @@ import {
   orphanedLaunchTemplates,
   orphanedRecords,
   registeredInstanceIds,
+  unclaimedInstances,
 } from './gc-decisions';
 import { type EmptinessDeps, type EmptinessReport, runEmptiness } from './gc-emptiness';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
@@ -46,7 +47,7 @@ export interface GcDeps extends Telemetry, EmptinessDeps {
   region: string;
   nodePools: NodePool[];
   nodeClasses: EC2NodeClass[];
-  instances: Pick<ClaimInstances, 'live' | 'byIds' | 'terminate'>;
+  instances: Pick<ClaimInstances, 'live' | 'byIds' | 'terminate' | 'unclaimedLaunches'>;
   kube: EmptinessDeps['kube'] & Pick<KubeClient, 'listNodes' | 'deleteNode' | 'patchNode'>;
   state: EmptinessDeps['state'] &
     Pick<FullStateStore, 'drains' | 'deleteDrain' | 'rememberRegistered' | 'registeredInstances' | 'forgetRegistered'>;
@@ -102,22 +103,20 @@ async function removeNode(deps: GcDeps, node: Node): Promise<void> {
 const GC_CONCURRENCY = 16;
 
 async function collectNodesAndInstances(deps: GcDeps, report: GcReport, nodes: Node[]): Promise<void> {
-  const [live, remembered, drains] = await Promise.all([
+  const [live, remembered, drains, unclaimed] = await Promise.all([
     deps.instances.live(),
     deps.state.registeredInstances(),
     deps.state.drains(),
+    deps.instances.unclaimedLaunches(),
   ]);
   const now = deps.clock();
   const liveIds = new Set(live.map((i) => i.instanceId));
   const draining = new Set(drains.map((d) => d.instanceId));
   const nodeOf = nodesByInstance(nodes);
-  const orphans = orphanedInstances({
-    now,
-    instances: live,
-    nodes,
-    registeredBefore: new Set(remembered),
-    draining,
-  });
+  const orphans = [
+    ...orphanedInstances({ now, instances: live, nodes, registeredBefore: new Set(remembered), draining }),
+    ...unclaimedInstances(now, unclaimed),
+  ];
   // At once: their TerminateInstances calls share batched calls (instance-batches.ts).
   await mapLimit(orphans, GC_CONCURRENCY, async (verdict) => {
     const node = nodeOf.get(verdict.id);

@@ -12,6 +12,7 @@ import type {
 import { TAG } from '../contracts';
 import { HASH_TAG_KEYS } from '../disruption/hash';
 import type { CapacityType } from '../instancetypes/types';
+import { LAUNCH_BATCH_TAG } from '../launch/request';
 import { isNotFound } from '../providers/aws-errors';
 import { mapLimit } from './concurrency';
 import { IdBatcher } from './instance-batches';
@@ -44,6 +45,14 @@ export interface ClaimInstance {
   securityGroupIds?: string[];
   /** The static drift hash tags the instance was launched with (shared/disruption/hash.ts), if any. */
   hashTags?: Record<string, string>;
+}
+
+/** An instance a launch batch started and no claim took (see ClaimInstances.unclaimedLaunches). */
+export interface UnclaimedLaunch {
+  instanceId: string;
+  batch: string;
+  /** Epoch ms. */
+  launchTime?: number;
 }
 
 /** The instance id of an AWS providerID (`aws:///us-west-2a/i-0123…`), or undefined for any other. */
@@ -178,6 +187,36 @@ export class ClaimInstances {
         { Name: 'instance-state-name', Values: LIVE_STATES },
       ],
     });
+  }
+
+  /**
+   * Instances of this cluster launched by a batch (they carry its launch-batch tag) that no claim's
+   * tag was ever put on: the launcher died between CreateFleet and tagging, and no later attempt
+   * adopted them. Nothing else lists them (they are not `live()`), so gc looks for them here.
+   */
+  async unclaimedLaunches(): Promise<UnclaimedLaunch[]> {
+    const out: UnclaimedLaunch[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.ec2.describeInstances({
+        Filters: [
+          { Name: `tag:${TAG.clusterName}`, Values: [this.cluster] },
+          { Name: 'tag-key', Values: [LAUNCH_BATCH_TAG] },
+          { Name: 'instance-state-name', Values: LIVE_STATES },
+        ],
+        ...(token ? { NextToken: token } : {}),
+      });
+      for (const instance of (page.Reservations ?? []).flatMap((r) => r.Instances ?? [])) {
+        if (!instance.InstanceId || tagValue(instance, TAG.nodeClaim) !== undefined) continue;
+        out.push({
+          instanceId: instance.InstanceId,
+          batch: tagValue(instance, LAUNCH_BATCH_TAG) ?? '',
+          ...(instance.LaunchTime ? { launchTime: new Date(instance.LaunchTime).getTime() } : {}),
+        });
+      }
+      token = page.NextToken;
+    } while (token);
+    return out;
   }
 
   /**

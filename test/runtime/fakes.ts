@@ -29,7 +29,7 @@ import {
 import type { NodeClaimRecord } from '../../shared/nodeclaim/record';
 import type { Sleep } from '../../shared/providers/clock';
 import type { DrainRecord, Nomination, PriceSnapshot, StateStore } from '../../shared/providers/state';
-import type { ClaimInstance } from '../../shared/runtime/instances';
+import type { ClaimInstance, UnclaimedLaunch } from '../../shared/runtime/instances';
 import type { ClaimLauncher } from '../../shared/runtime/provision';
 import type { FailedRecord, RetryQueuePort } from '../../shared/runtime/provision-retry';
 import type { LogFields, RuntimeLog, RuntimeMetrics } from '../../shared/runtime/telemetry';
@@ -476,6 +476,13 @@ export class FakeInstances {
       throw error;
     }
     return new Map(ids.flatMap((id) => (this.instances.has(id) ? [[id, this.instances.get(id)!] as const] : [])));
+  }
+
+  /** Batch-launched instances no claim was tagged on (ClaimInstances.unclaimedLaunches). */
+  readonly unclaimed: UnclaimedLaunch[] = [];
+
+  async unclaimedLaunches(): Promise<UnclaimedLaunch[]> {
+    return this.unclaimed.filter((u) => !this.terminated.includes(u.instanceId));
   }
 
   async live(): Promise<ClaimInstance[]> {

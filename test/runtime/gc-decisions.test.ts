@@ -11,6 +11,7 @@ import {
   orphanedInstances,
   orphanedLaunchTemplates,
   registeredInstanceIds,
+  unclaimedInstances,
 } from '../../shared/runtime/gc-decisions';
 import type { ClaimInstance } from '../../shared/runtime/instances';
 
@@ -115,6 +116,19 @@ describe('orphanedInstances', () => {
       [kubeNode('n1', 'i-1'), kubeNode('n2', 'i-2', { registered: false })],
     );
     expect(ids).toEqual(['i-1']);
+  });
+});
+
+describe('unclaimedInstances', () => {
+  it('terminates a batch-launched instance no claim took once the registration TTL passed, naming its batch', () => {
+    const launches = [
+      { instanceId: 'i-young', batch: 'b1', launchTime: NOW - (REGISTRATION_TTL_MS - 1) },
+      { instanceId: 'i-old', batch: 'b2', launchTime: NOW - REGISTRATION_TTL_MS },
+      { instanceId: 'i-unknown-age', batch: 'b3' },
+    ];
+    const verdicts = unclaimedInstances(NOW, launches);
+    expect(verdicts.map((v) => [v.resource, v.id, v.reason])).toEqual([['instance', 'i-old', 'Unclaimed']]);
+    expect(verdicts[0]?.detail).toContain('launch batch b2');
   });
 });
 

@@ -27,6 +27,7 @@ import { createHandler as watcherHandler } from '../../../lambdas/watcher/handle
 import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { KUBE, REGISTRATION_TTL_MS, TAG } from '../../../shared/contracts';
 import { EMPTY_SINCE_ANNOTATION } from '../../../shared/disruption/emptiness';
+import { LAUNCH_BATCH_TAG } from '../../../shared/launch/request';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
 import { gcDeps, uninstallDeps } from '../../../shared/runtime/deps/gc';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
@@ -221,6 +222,23 @@ describe('gc function against moto and the fake API server', () => {
     const late = await c.gc();
     // Assess
     expect(late.deleted.map((v) => [v.resource, v.id, v.reason])).toEqual([['instance', ours, 'RegistrationTimeout']]);
+    expect(GONE).toContain(await stateOf(c, ours));
+    expect(await stateOf(c, theirs)).toBe('running');
+  });
+
+  it('terminates an instance a launch batch started and no claim was tagged on, after 15 minutes, and never another cluster’s', async () => {
+    // The launcher died between CreateFleet and tagging, and no later attempt adopted the instance:
+    // it carries the batch's tag and no karpenter.sh/nodeclaim, so only this query finds it.
+    const c = await cluster();
+    const { [TAG.nodeClaim]: _ours, ...untagged } = ourTags('unused');
+    const { [TAG.nodeClaim]: _theirs, ...theirUntagged } = ourTags('unused', 'c2');
+    const ours = await launch(c, { ...untagged, [LAUNCH_BATCH_TAG]: 'batch-1' });
+    const theirs = await launch(c, { ...theirUntagged, [LAUNCH_BATCH_TAG]: 'batch-1' });
+    c.advance(REGISTRATION_TTL_MS - 10_000);
+    expect((await c.gc()).deleted).toEqual([]);
+    c.advance(20_000);
+    const late = await c.gc();
+    expect(late.deleted.map((v) => [v.resource, v.id, v.reason])).toEqual([['instance', ours, 'Unclaimed']]);
     expect(GONE).toContain(await stateOf(c, ours));
     expect(await stateOf(c, theirs)).toBe('running');
   });
