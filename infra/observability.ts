@@ -62,7 +62,11 @@ function functionMetric(
 
 // SEARCH matches the metric whatever dimensions the function's metrics logger adds (service,
 // capacity type, kind), so each graph shows one line per dimension value.
-function search(metric: string, statistic: 'Sum' | 'SampleCount' | 'Average' | 'p99', label: string): IMetric {
+function search(
+  metric: string,
+  statistic: 'Sum' | 'SampleCount' | 'Average' | 'Minimum' | 'p99',
+  label: string,
+): IMetric {
   return new MathExpression({
     expression: `SEARCH('{${METRICS_NAMESPACE}} MetricName="${metric}"', '${statistic}', 300)`,
     label,
@@ -182,6 +186,21 @@ export class Observability extends Construct {
       new GraphWidget({
         title: 'Notices put and decisions made',
         left: [search(METRIC.noticesPut, 'Sum', 'notices'), search(METRIC.podsPerDecision, 'SampleCount', 'decisions')],
+      }),
+    );
+    // Why a pool rolls or not: candidates per reason, what the budgets leave, what was decided.
+    this.dashboard.addWidgets(
+      new GraphWidget({
+        title: 'Disruption-eligible nodes by pool and reason',
+        left: [search(METRIC.eligibleNodes, 'Average', 'eligible')],
+      }),
+      new GraphWidget({
+        title: 'Allowed disruptions by pool and reason',
+        left: [search(METRIC.allowedDisruptions, 'Minimum', 'allowed')],
+      }),
+      new GraphWidget({
+        title: 'Disruption decisions by pool, reason and decision',
+        left: [search(METRIC.disruptionDecisions, 'Sum', 'decisions')],
       }),
     );
   }

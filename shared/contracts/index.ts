@@ -103,6 +103,12 @@ export const METRIC = {
   nodesTerminated: 'NodesTerminated',
   /** Nodes handed to termination by a disruption (dimensions nodePool, reason: Drifted, Expired, …). */
   disruptions: 'NodesDisrupted',
+  /** Disruption commands started (dimensions nodePool, reason, decision: delete or replace). */
+  disruptionDecisions: 'DisruptionDecisions',
+  /** Per drift run: candidates before budgets (dimensions nodePool, reason). */
+  eligibleNodes: 'DisruptionEligibleNodes',
+  /** Per drift run: nodes the budgets let start disrupting now (dimensions nodePool, reason). */
+  allowedDisruptions: 'AllowedDisruptions',
   /** Deletions by the gc function (dimensions resource: instance, node, launch-template, instance-profile; reason). */
   garbageCollected: 'GarbageCollected',
   unschedulablePods: 'UnschedulablePods',

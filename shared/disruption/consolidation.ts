@@ -44,6 +44,8 @@ export interface ConsolidationPlan {
   considered: { nodeName: string; outcome: string }[];
   /** Messages for Unconsolidatable events: node → why (only the reasons upstream publishes). */
   unconsolidatable: { nodeName: string; message: string }[];
+  /** The candidates before budgets, by pool and reason (the eligible-nodes gauge). */
+  eligible?: { nodePool: string; reason: 'Empty' | 'Underutilized' }[];
 }
 
 export interface ConsolidationInput {
@@ -278,6 +280,10 @@ export function planConsolidation(input: ConsolidationInput): ConsolidationPlan 
   }
   // Upstream's sortCandidates: cheapest to disrupt first.
   candidates.sort((a, b) => a.disruptionCost - b.disruptionCost || (a.nodeName < b.nodeName ? -1 : 1));
+  const eligible = candidates.map((c) => ({
+    nodePool: c.nodePool,
+    reason: c.pods.length === 0 ? ('Empty' as const) : ('Underutilized' as const),
+  }));
   const empty = withinBudget(
     input,
     candidates.filter((c) => c.pods.length === 0),
@@ -293,7 +299,7 @@ export function planConsolidation(input: ConsolidationInput): ConsolidationPlan 
       elsewhere: {},
     };
     for (const c of empty) considered.push({ nodeName: c.nodeName, outcome: describe(command) });
-    return { command, considered, unconsolidatable };
+    return { command, considered, unconsolidatable, eligible };
   }
   const underutilized = withinBudget(
     input,
@@ -305,7 +311,7 @@ export function planConsolidation(input: ConsolidationInput): ConsolidationPlan 
   const multi = multiNode(ctx, underutilized.slice(0, MULTI_NODE_MAX_CANDIDATES));
   if (multi) {
     for (const c of multi.candidates) considered.push({ nodeName: c.nodeName, outcome: describe(multi) });
-    return { command: multi, considered, unconsolidatable };
+    return { command: multi, considered, unconsolidatable, eligible };
   }
   for (const candidate of underutilized) {
     const command = computeConsolidation(ctx, [candidate], 'single');
@@ -315,7 +321,7 @@ export function planConsolidation(input: ConsolidationInput): ConsolidationPlan 
       continue;
     }
     considered.push({ nodeName: candidate.nodeName, outcome: describe(command) });
-    return { command, considered, unconsolidatable };
+    return { command, considered, unconsolidatable, eligible };
   }
-  return { considered, unconsolidatable };
+  return { considered, unconsolidatable, eligible };
 }

@@ -17,6 +17,7 @@
 // of command.
 
 import type { Pod } from '../apis/core/v1';
+import { METRIC } from '../contracts';
 import { budgetCounts, budgetLimit } from '../disruption/budgets';
 import { pdbLimits } from '../disruption/candidates';
 import {
@@ -74,6 +75,8 @@ export interface ConsolidationOutcome {
   started: boolean;
   /** Every node looked at and why it was, or was not, consolidated. */
   considered: ConsolidationPlan['considered'];
+  /** The last plan's candidates before budgets, by pool and reason. */
+  eligible?: ConsolidationPlan['eligible'];
 }
 
 /** A NodePool whose nodes consolidation may touch at all. */
@@ -327,6 +330,7 @@ export async function consolidateAfterDrift(
     const firstSnap = await freshSnapshot(deps, snap);
     const first = planConsolidation(consolidationInput(deps, firstSnap));
     outcome.considered = first.considered;
+    if (first.eligible) outcome.eligible = first.eligible;
     for (const u of first.unconsolidatable) await disruptionEvent(deps, u.nodeName, 'Unconsolidatable', u.message);
     const command = first.command;
     if (!command) return outcome;
@@ -340,6 +344,7 @@ export async function consolidateAfterDrift(
     const againSnap = await freshSnapshot(deps, snap);
     const again = planConsolidation(consolidationInput(deps, againSnap));
     outcome.considered = again.considered;
+    if (again.eligible) outcome.eligible = again.eligible;
     const why = invalidated(command, again);
     const valid = again.command;
     if (why || !valid) {
@@ -351,6 +356,13 @@ export async function consolidateAfterDrift(
     const detail = again.considered.find((c) => c.nodeName === valid.candidates[0]?.nodeName)?.outcome ?? '';
     const refused = await startCommand(deps, againSnap, valid, detail, report);
     outcome.started = refused === undefined;
+    if (outcome.started) {
+      deps.metrics.record(METRIC.disruptionDecisions, 'Count', 1, {
+        nodePool: valid.candidates[0]?.nodePool ?? '',
+        reason: commandReason(valid),
+        decision: valid.kind,
+      });
+    }
     if (refused) {
       outcome.dropped = refused;
       for (const c of valid.candidates)

@@ -34,6 +34,7 @@ import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
 import type { DrainDeps } from './drain';
 import { recordDisruptionConditions } from './drift-conditions';
 import { type ConsolidationOutcome, consolidateAfterDrift, recordPodEvents } from './drift-consolidation';
+import { publishGauges } from './drift-metrics';
 import { nodeEvent, recorderFor } from './events';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import type { NodeClassStatusWriter } from './nodeclass-status';
@@ -443,6 +444,11 @@ export async function startDisruption(
     await finish(deps, record);
     throw error;
   }
+  deps.metrics.record(METRIC.disruptionDecisions, 'Count', 1, {
+    nodePool: candidate.nodePool,
+    reason: candidate.reason,
+    decision: names.length > 0 ? 'replace' : 'delete',
+  });
   report.started.push({
     node: candidate.nodeName,
     reason: candidate.reason,
@@ -512,5 +518,6 @@ export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<
   }
   // Karpenter's order: drift and expiration first, then at most one consolidation command.
   report.consolidation = await consolidateAfterDrift(deps, snap, report);
+  publishGauges(deps, run, report);
   return report;
 }

@@ -506,6 +506,10 @@ describe('Provisioner: observability', () => {
       'CapacityErrors',
       'Interruptions',
       'NodesRegistered',
+      'NodesDisrupted',
+      'DisruptionEligibleNodes',
+      'AllowedDisruptions',
+      'DisruptionDecisions',
     ]) {
       expect(body).toContain(metric);
     }

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createHandler } from '../../lambdas/drift/handler';
 import type { Node, Pod } from '../../shared/apis/core/v1';
 import type { Budget, EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
-import { KUBE } from '../../shared/contracts';
+import { KUBE, METRIC } from '../../shared/contracts';
 import { launchHashTags } from '../../shared/disruption/hash';
 import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
 import { newNodeClaimRecord } from '../../shared/nodeclaim/record';
@@ -190,6 +190,33 @@ describe('runDrift', () => {
     expect(next.started.map((s) => s.node)).toEqual(['b']);
     expect(next.blocked.map((b) => b.node)).toEqual(['c']);
     expect(await state.disruptions('default', 'disrupting')).toEqual(['b']);
+  });
+
+  it('metrics.go: publishes eligible nodes and allowed disruptions per pool and reason, and each decision by reason', async () => {
+    const p = pool([
+      { nodes: '2', reasons: ['Drifted'] },
+      { nodes: '0', reasons: ['Underutilized', 'Empty'] },
+    ]);
+    const big = (name: string, node: string) => ({
+      ...web(name, node),
+      spec: { ...web(name, node).spec, containers: [{ name: 'c', resources: { requests: { cpu: '1500m' } } }] },
+    });
+    for (const n of ['a', 'b', 'c']) addNode(n, `i-0${n}`, 'ami-old', 5, p, [big(`${n}1`, n)]);
+    const d = deps(p);
+    const report = await runDrift(d, { kind: 'schedule' });
+    expect(report.started.map((x) => x.node)).toHaveLength(2);
+    const metrics = d.metrics as RecordingMetrics;
+    const gauge = (name: string, reason: string) =>
+      metrics.points.filter((x) => x.name === name && x.dimensions?.reason === reason).map((x) => x.value);
+    expect(gauge(METRIC.eligibleNodes, 'Drifted')).toEqual([3]);
+    expect(gauge(METRIC.eligibleNodes, 'Expired')).toEqual([0]);
+    // Two of 2 started: none left for drift; a zero budget for consolidation.
+    expect(gauge(METRIC.allowedDisruptions, 'Drifted')).toEqual([0]);
+    expect(gauge(METRIC.allowedDisruptions, 'Underutilized')).toEqual([0]);
+    expect(gauge(METRIC.allowedDisruptions, 'Expired')).toEqual([]);
+    expect(
+      metrics.sum(METRIC.disruptionDecisions, { nodePool: 'default', reason: 'Drifted', decision: 'replace' }),
+    ).toBe(2);
   });
 
   it('counts a node being deleted against the budget, but not one whose instance is already gone (helpers.go BuildDisruptionBudgetMapping)', async () => {
