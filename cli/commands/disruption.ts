@@ -12,7 +12,9 @@ import { IAMClient } from '@aws-sdk/client-iam';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { requireConfiguration } from '../../shared/apis/config';
 import type { ConsolidationPlan } from '../../shared/disruption/consolidation';
-import type { CandidateDecision, DisruptionPlan } from '../../shared/disruption/plan';
+import { disruptionGauges, type PoolGauge } from '../../shared/disruption/gauges';
+import { budgetMembers, type CandidateDecision, type DisruptionPlan } from '../../shared/disruption/plan';
+import type { RepairPlan } from '../../shared/disruption/repair';
 import { ClusterEndpointError } from '../../shared/kube/client';
 import { clientTimeoutConfig } from '../../shared/providers/aws-client';
 import { realSleep, systemClock } from '../../shared/providers/clock';
@@ -26,6 +28,7 @@ import { previewConsolidation } from '../../shared/runtime/drift-consolidation';
 import { type AwsClients, instancesPort, type Runtime } from '../../shared/runtime/environment';
 import { awaitedClaims, previewEmptiness } from '../../shared/runtime/gc-emptiness';
 import { ClaimInstances } from '../../shared/runtime/instances';
+import { repairPlanOf } from '../../shared/runtime/repair';
 import { noMetrics, silentLog } from '../../shared/runtime/telemetry';
 import { podKey } from '../../shared/scheduling';
 import { type Command, flagValue, flagValues, parseArgs, requireFlag, UsageError } from '../command';
@@ -34,9 +37,10 @@ const USAGE = `Usage: karpless disruption --manifests FILE|DIR... --cluster-name
 
 Dry run of the drift function: lists the nodes it would disrupt now (drifted or expired), the reason,
 the disruption budget that allows or blocks each, and the replacement NodeClaims it would launch
-first, with their price; the empty nodes the gc function would remove; then the single-node
-consolidation it would consider (a node deleted or replaced by a cheaper one) when nothing drifted or
-expired. Changes nothing.
+first, with their price; the empty nodes the gc function would remove; then the consolidation
+command it would consider when nothing drifted or expired; the unhealthy nodes node repair would
+terminate (with the nodeRepair prop); and per NodePool and reason, the eligible nodes and what the
+budgets still allow. Changes nothing.
 
   --manifests PATH      NodePool and EC2NodeClass manifests (repeatable, or comma-separated)
   --cluster-name NAME   the EKS cluster: whose instances (eks:eks-cluster-name) and API server
@@ -44,7 +48,7 @@ expired. Changes nothing.
   --endpoint-url URL    AWS endpoint override, e.g. a local emulator
   --kube-endpoint URL   API server override (an http:// URL such as 'kubectl proxy' needs no CA)
   --state-table NAME    the karpless state table: disruptions in progress count against budgets
-  --json                print {decisions, excluded, inProgress, empty, emptyWaiting, consolidation}
+  --json                print {decisions, excluded, inProgress, empty, emptyWaiting, consolidation, repair, budgets}
 
 Exit status: 0 when the dry run was made, 1 when AWS or the cluster could not be read, 2 on bad flags.
 `;
@@ -85,6 +89,60 @@ export interface DisruptionJSON {
     budget: string;
   }[];
   emptyWaiting: { node: string; nodePool: string; emptySince?: string }[];
+  /** What node repair would do, were the nodeRepair prop on. */
+  repair: RepairJSON;
+  /** Per NodePool and reason: candidates before budgets, and further disruptions the budgets allow. */
+  budgets: PoolGauge[];
+}
+
+export interface RepairJSON {
+  repair: { node: string; nodePool?: string; condition: string; since: string }[];
+  blocked: { node: string; nodePool?: string; condition: string; message: string }[];
+  waiting: { node: string; nodePool?: string; condition: string; dueAt: string }[];
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function repairToJSON(plan: RepairPlan): RepairJSON {
+  const base = (d: RepairPlan['repair'][number]) => ({
+    node: d.nodeName,
+    ...(d.nodePool !== undefined ? { nodePool: d.nodePool } : {}),
+    condition: d.condition,
+  });
+  return {
+    repair: plan.repair.map((d) => ({ ...base(d), since: iso(d.since) })),
+    blocked: plan.blocked.map((d) => ({ ...base(d), message: d.message })),
+    waiting: plan.waiting.map((d) => ({ ...base(d), dueAt: iso(d.dueAt) })),
+  };
+}
+
+export function formatRepair(json: RepairJSON): string {
+  const pool = (x: { nodePool?: string }) => (x.nodePool ? ` (NodePool ${x.nodePool})` : '');
+  const out = [
+    ...json.repair.map(
+      (r) => `REPAIR  ${r.node}${pool(r)}: ${r.condition} since ${r.since}: terminated forcefully, with nodeRepair`,
+    ),
+    ...json.blocked.map((b) => `REPAIR BLOCKED  ${b.node}${pool(b)}: ${b.condition}: ${b.message}`),
+    ...json.waiting.map(
+      (w) => `UNHEALTHY  ${w.node}${pool(w)}: ${w.condition}, repaired from ${w.dueAt} with nodeRepair`,
+    ),
+  ];
+  return out.length > 0 ? `${out.join('\n')}\n` : '';
+}
+
+/** `BUDGETS  NodePool general: Drifted 1 allowed (2 eligible), Empty …`. */
+export function formatBudgets(gauges: readonly PoolGauge[]): string {
+  const pools = [...new Set(gauges.map((g) => g.nodePool))];
+  const lines = pools.map((name) => {
+    const parts = gauges
+      .filter((g) => g.nodePool === name)
+      .map(
+        (g) =>
+          `${g.reason} ${g.allowed === undefined ? 'not budgeted' : `${g.allowed} allowed`} (${g.eligible} eligible)`,
+      );
+    return `BUDGETS  NodePool ${name}: ${parts.join(', ')}`;
+  });
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
 }
 
 type EmptinessPreview = ReturnType<typeof previewEmptiness>;
@@ -205,7 +263,7 @@ export function formatConsolidation(json: ConsolidationJSON): string {
 export function disruptionToJSON(
   plan: DisruptionPlan,
   records: readonly DisruptionRecord[],
-): Omit<DisruptionJSON, 'consolidation' | 'empty' | 'emptyWaiting'> {
+): Omit<DisruptionJSON, 'consolidation' | 'empty' | 'emptyWaiting' | 'repair' | 'budgets'> {
   return {
     decisions: plan.decisions.map((d) => ({
       node: d.candidate.nodeName,
@@ -330,14 +388,24 @@ export const disruptionCommand: Command = {
     try {
       const deps = await driftDeps(runtime, { log: silentLog, metrics: noMetrics });
       const snap = await takeSnapshot(deps);
-      const { plan } = planFromSnapshot(deps, snap);
+      const run = planFromSnapshot(deps, snap);
+      const { plan } = run;
       // The drift function consolidates only in a run where no drift or expiration starts.
       const acting = plan.decisions.some((d) => d.allowed);
-      const consolidation = consolidationToJSON(
-        acting
-          ? { skipped: 'a drift or expiration would act first in this run' }
-          : await previewConsolidation(deps, snap),
-      );
+      const preview = acting
+        ? { skipped: 'a drift or expiration would act first in this run' }
+        : await previewConsolidation(deps, snap);
+      const consolidation = consolidationToJSON(preview);
+      const repair = repairToJSON(repairPlanOf(deps.clock(), snap));
+      const budgets = disruptionGauges({
+        now: deps.clock(),
+        nodePools: deps.nodePools,
+        members: budgetMembers(run.ours, run.disrupting),
+        eligible: [
+          ...plan.decisions.map((d) => ({ nodePool: d.candidate.nodePool, reason: d.candidate.reason })),
+          ...(('plan' in preview && preview.plan?.eligible) || []),
+        ],
+      });
       const empty = emptinessToJSON(
         previewEmptiness({
           now: deps.clock(),
@@ -351,11 +419,21 @@ export const disruptionCommand: Command = {
         }),
       );
       if (parsed.flags.has('--json')) {
-        const json: DisruptionJSON = { ...disruptionToJSON(plan, snap.records), ...empty, consolidation };
+        const json: DisruptionJSON = {
+          ...disruptionToJSON(plan, snap.records),
+          ...empty,
+          consolidation,
+          repair,
+          budgets,
+        };
         io.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
       } else {
         io.stdout.write(
-          formatDisruption(plan, snap.records) + formatEmptiness(empty) + formatConsolidation(consolidation),
+          formatDisruption(plan, snap.records) +
+            formatEmptiness(empty) +
+            formatConsolidation(consolidation) +
+            formatRepair(repair) +
+            formatBudgets(budgets),
         );
       }
       return 0;

@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   consolidationToJSON,
   disruptionToJSON,
+  formatBudgets,
   formatConsolidation,
   formatDisruption,
+  formatRepair,
+  repairToJSON,
 } from '../../cli/commands/disruption';
 import type { Node } from '../../shared/apis/core/v1';
 import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
@@ -231,6 +234,48 @@ describe('karpless disruption: the consolidation it would consider', () => {
     ).toBe('CONSOLIDATION  not considered: a drift or expiration would act first in this run\n');
     expect(formatConsolidation(consolidationToJSON({ plan: { considered: [], unconsolidatable: [] } }))).toBe(
       'CONSOLIDATION  no node would be consolidated now.\n',
+    );
+  });
+});
+
+describe('karpless disruption: node repair and budgets', () => {
+  const at = Date.parse('2026-12-04T12:00:00Z');
+  it('says which unhealthy node would be repaired, which is blocked by its pool, and which waits', () => {
+    const json = repairToJSON({
+      repair: [{ nodeName: 'a', nodePool: 'general', condition: 'Ready=False', since: at, dueAt: at + 1_800_000 }],
+      blocked: [
+        {
+          nodeName: 'b',
+          condition: 'Ready=Unknown',
+          since: at,
+          dueAt: at,
+          message: 'more than 20% nodes are unhealthy in the cluster (2 of 2)',
+        },
+      ],
+      waiting: [
+        { nodeName: 'c', nodePool: 'gpu', condition: 'AcceleratedHardwareReady=False', since: at, dueAt: at + 600_000 },
+      ],
+    });
+    expect(formatRepair(json)).toBe(
+      [
+        'REPAIR  a (NodePool general): Ready=False since 2026-12-04T12:00:00.000Z: terminated forcefully, with nodeRepair',
+        'REPAIR BLOCKED  b: Ready=Unknown: more than 20% nodes are unhealthy in the cluster (2 of 2)',
+        'UNHEALTHY  c (NodePool gpu): AcceleratedHardwareReady=False, repaired from 2026-12-04T12:10:00.000Z with nodeRepair',
+        '',
+      ].join('\n'),
+    );
+    expect(formatRepair({ repair: [], blocked: [], waiting: [] })).toBe('');
+  });
+
+  it('gives each pool one line of budget answers per reason', () => {
+    expect(
+      formatBudgets([
+        { nodePool: 'general', reason: 'Drifted', eligible: 2, allowed: 1 },
+        { nodePool: 'general', reason: 'Empty', eligible: 0, allowed: 0 },
+        { nodePool: 'general', reason: 'Expired', eligible: 1 },
+      ]),
+    ).toBe(
+      'BUDGETS  NodePool general: Drifted 1 allowed (2 eligible), Empty 0 allowed (0 eligible), Expired not budgeted (1 eligible)\n',
     );
   });
 });

@@ -196,8 +196,43 @@ describe('karpless disruption against moto and the fake API server', () => {
       ['Drifted', false],
     ]);
     expect(json.decisions[0]?.replacement.nodeClaims[0]?.price).toBeGreaterThan(0);
+    // The budget answer per pool and reason, as the drift function puts it on the dashboard.
+    expect(json.budgets.find((b) => b.reason === 'Drifted')).toEqual({
+      nodePool: 'general',
+      reason: 'Drifted',
+      eligible: 2,
+      allowed: 1,
+    });
+    expect(result.stdout).toMatch(/^BUDGETS {2}NodePool general: Drifted 1 allowed \(2 eligible\), /m);
     expect(await instanceCount()).toBe(2);
     for (const name of nodeNames) expect(api.getNode(name)?.spec?.taints ?? []).toEqual([]);
+  });
+
+  it('pkg/controllers/node/health/suite_test.go: should delete nodes that are unhealthy by the cloud provider (the dry run shows it, NotReady past 30 minutes, and changes nothing)', async () => {
+    const sick = nodeNames[0] ?? '';
+    const since = new Date(Date.now() - 40 * 60_000).toISOString();
+    api.updateNode(sick, (node) => {
+      node.status = {
+        ...node.status,
+        conditions: [{ type: 'Ready', status: 'Unknown', lastTransitionTime: since }],
+      };
+    });
+    try {
+      const result = await disruption();
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(
+        `REPAIR  ${sick} (NodePool general): Ready=Unknown since ${since}: terminated forcefully, with nodeRepair`,
+      );
+      const json = JSON.parse((await disruption('--json')).stdout) as DisruptionJSON;
+      expect(json.repair).toEqual({
+        repair: [{ node: sick, nodePool: 'general', condition: 'Ready=Unknown', since }],
+        blocked: [],
+        waiting: [],
+      });
+      expect(api.getNode(sick)?.metadata.deletionTimestamp).toBeUndefined();
+    } finally {
+      api.markNodeReady(sick, true);
+    }
   });
 
   it("names its own --kube-endpoint flag when the cluster's API server cannot be used as described", async () => {
