@@ -2,13 +2,16 @@
 // provision function read (the pending pods, nodes, DaemonSets, NodeClaims, and the NodePools and
 // EC2NodeClasses, or the bundled manifests) and runs the provision function's own decision
 // (shared/runtime/provision.ts `decide`), so it prints what the function would launch now. No AWS
-// call: instance types and prices come from the catalog, the cluster's NodeClaim objects stand for
-// the state table's records and the instances, and nominations (kept in the state table) are not seen.
+// call: instance types and prices come from the catalog, and the cluster's NodeClaim objects stand for
+// the instances. With --state-table (read only) the state table's claim records and nominations count
+// as the function counts them: claims in flight that are not mirrored yet, and the pods nominated to
+// them; without it they are not seen, and the note says so.
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { parse } from 'yaml';
 import { lastValidOf, resolveClusterConfiguration } from '../../shared/apis/cluster-configuration';
 import { requireConfiguration } from '../../shared/apis/config';
@@ -20,12 +23,16 @@ import type { Catalog } from '../../shared/instancetypes/types';
 import { HttpKubeClient } from '../../shared/kube/client';
 import type { TokenSource } from '../../shared/kube/token';
 import { instanceFromNodeClaimObject, recordFromNodeClaimObject } from '../../shared/nodeclaim/from-object';
+import type { NodeClaimRecord } from '../../shared/nodeclaim/record';
 import {
   noticeDaemonSetFromDaemonSet,
   noticePodFromPod,
   podFromNoticeDaemonSet,
   podFromNoticePod,
 } from '../../shared/notice/convert';
+import { dynamoApi } from '../../shared/providers/dynamo-port';
+import { DynamoStateStore } from '../../shared/providers/dynamostate';
+import type { NodeClaimStore, Nomination, StateStore } from '../../shared/providers/state';
 import { isProvisionable, UNASSIGNED_PODS } from '../../shared/runtime/pending';
 import { type Decision, decide, type ProvisionBatch } from '../../shared/runtime/provision';
 import { flagValue, flagValues, type IO, type ParsedArgs, UsageError } from '../command';
@@ -124,8 +131,16 @@ export interface ClusterPlan {
   configuration: 'cluster' | 'manifests';
   /** Objects in the cluster that fail validation (ignored, as the functions ignore them). */
   problems: Problem[];
-  read: { pending: number; nodeClaims: number; nodePools: number };
+  read: {
+    pending: number;
+    nodeClaims: number;
+    nodePools: number;
+    stateTable?: { records: number; nominations: number };
+  };
 }
+
+/** What the dry run reads of the state table: never a write. */
+export type PlanState = Pick<StateStore, 'nominations'> & Pick<NodeClaimStore, 'nodeClaims'>;
 
 /**
  * The provision function's decision on the cluster now. `manifests` is the bundled configuration
@@ -137,6 +152,8 @@ export async function planFromCluster(input: {
   catalog: Catalog;
   manifests?: Configuration;
   now: number;
+  /** The state table, read only: its records and nominations, as the provision function reads them. */
+  state?: PlanState;
 }): Promise<ClusterPlan> {
   const { kube } = input;
   const karpenter = kube.karpenterObjects();
@@ -164,17 +181,24 @@ export async function planFromCluster(input: {
   const resolvedTypes = instanceTypesByNodePool(input.catalog, config.nodePools, config.nodeClasses);
   problems.push(...resolvedTypes.problems);
   const claims = served.has('nodeclaims') ? (await karpenter.list('nodeclaims')).items : [];
-  const records = claims.map(recordFromNodeClaimObject);
-  const instances = claims.flatMap((c) => instanceFromNodeClaimObject(c) ?? []);
+  const table = input.state ? await readState(input.state, input.now) : undefined;
+  // The table's records are the function's own; the objects mirror them (or are Karpenter's).
+  const records = table?.records ?? claims.map(recordFromNodeClaimObject);
+  const instances = [...claims, ...(table?.records ?? [])].flatMap((c) => instanceFromNodeClaimObject(c) ?? []);
+  const unique = [...new Map(instances.map((i) => [i.instanceId, i])).values()];
   const batch = await pendingBatch(kube, input.now);
   const decision = await decide(
     {
       nodePools: config.nodePools,
       instanceTypes: async () => ({ byNodePool: resolvedTypes.instanceTypes, priceSource: 'catalog' }),
-      instances: { live: async () => instances },
+      instances: { live: async () => unique },
       kube,
-      // Nominations live in the state table, which a dry run on the cluster does not read.
-      state: { nominations: async () => [], nominate: async () => false, releaseNomination: async () => undefined },
+      // Read only: a dry run nominates nothing.
+      state: {
+        nominations: async () => table?.nominations ?? [],
+        nominate: async () => false,
+        releaseNomination: async () => undefined,
+      },
       records: { nodeClaims: async () => records },
       clock: () => input.now,
     },
@@ -184,8 +208,21 @@ export async function planFromCluster(input: {
     decision,
     configuration: input.manifests ? 'manifests' : 'cluster',
     problems,
-    read: { pending: batch.pods.length, nodeClaims: claims.length, nodePools: config.nodePools.length },
+    read: {
+      pending: batch.pods.length,
+      nodeClaims: claims.length,
+      nodePools: config.nodePools.length,
+      ...(table ? { stateTable: { records: table.records.length, nominations: table.nominations.length } } : {}),
+    },
   };
+}
+
+async function readState(
+  state: PlanState,
+  now: number,
+): Promise<{ records: NodeClaimRecord[]; nominations: Nomination[] }> {
+  const [records, nominations] = await Promise.all([state.nodeClaims(), state.nominations()]);
+  return { records, nominations: nominations.filter((n) => n.expiresAt > now) };
 }
 
 /** What the watcher would put in a notice now: the provisionable pods and the DaemonSets, as the notice carries them. */
@@ -226,13 +263,21 @@ export async function runPlanFromCluster(parsed: ParsedArgs, io: IO, now: number
   const catalogPath = flagValue(parsed, '--catalog');
   const catalog = catalogPath === undefined ? loadBuiltInCatalog() : readCatalogFile(catalogPath);
   const kube = new HttpKubeClient({ ...connection, now: () => now });
+  const table = stateTableFlags(parsed);
   try {
-    const plan = await planFromCluster({ kube, catalog, now, ...(manifests ? { manifests } : {}) });
+    const plan = await planFromCluster({
+      kube,
+      catalog,
+      now,
+      ...(manifests ? { manifests } : {}),
+      ...(table ? { state: new DynamoStateStore(dynamoApi(table.client), table.name) } : {}),
+    });
     for (const problem of plan.problems)
       io.stderr.write(`${formatProblem(problem)} (ignored, as the functions ignore it)\n`);
     io.stderr.write(
       `note: ${plan.read.pending} pending pod${plan.read.pending === 1 ? '' : 's'}, ${plan.read.nodeClaims} NodeClaim${plan.read.nodeClaims === 1 ? '' : 's'}, ${plan.read.nodePools} NodePool${plan.read.nodePools === 1 ? '' : 's'} (${plan.configuration === 'cluster' ? 'from the cluster' : 'from --manifests'}); prices from the catalog\n`,
     );
+    io.stderr.write(`note: ${stateNote(plan.read.stateTable, table?.name)}\n`);
     const result = plan.decision.result;
     io.stdout.write(
       parsed.flags.has('--json') ? `${JSON.stringify(planToJSON(result), null, 2)}\n` : formatPlan(result),
@@ -240,5 +285,23 @@ export async function runPlanFromCluster(parsed: ParsedArgs, io: IO, now: number
     return 0;
   } finally {
     kube.close();
+    table?.client.destroy();
   }
+}
+
+function stateNote(read: ClusterPlan['read']['stateTable'], name: string | undefined): string {
+  if (!read || name === undefined) {
+    return 'the state table is not read: claims in flight not yet mirrored as NodeClaims, and the pods nominated to them, are not seen (pass --state-table NAME [--region R] to count them as the function does)';
+  }
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `state table ${name}: ${plural(read.records, 'claim record')}, ${plural(read.nominations, 'nomination')} counted as the function counts them`;
+}
+
+function stateTableFlags(parsed: ParsedArgs): { name: string; client: DynamoDBClient } | undefined {
+  const name = flagValue(parsed, '--state-table');
+  if (name === undefined) return undefined;
+  const region = flagValue(parsed, '--region') ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION;
+  if (!region) throw new UsageError('--state-table needs a region: pass --region or set AWS_REGION');
+  const endpoint = flagValue(parsed, '--endpoint-url');
+  return { name, client: new DynamoDBClient({ region, ...(endpoint ? { endpoint } : {}) }) };
 }

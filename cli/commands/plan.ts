@@ -33,7 +33,7 @@ import {
 
 const USAGE = `Usage: karpless plan --manifests FILE|DIR... --pods FILE|DIR... [flags]
        karpless plan --from-cluster [--manifests FILE|DIR...] [--kubeconfig PATH] [--context NAME]
-                     [--kube-endpoint URL] [--catalog FILE] [--json]
+                     [--kube-endpoint URL] [--catalog FILE] [--state-table T [--region R]] [--json]
 
 Prints the NodeClaims karpless would launch for the given pods, their price, and why any pod fits
 nowhere. Nothing is launched and no AWS call is made.
@@ -63,7 +63,10 @@ Flags (each may repeat, or take comma-separated paths):
 NodeClaims (kubeconfig: --kubeconfig, $KUBECONFIG or ~/.kube/config; or --kube-endpoint, e.g.
 http://127.0.0.1:8001 with 'kubectl proxy') and the NodePools and EC2NodeClasses of the cluster, or
 of --manifests for a karpless deployed with its bundled configuration, and prints the provision
-function's own decision. Prices come from the catalog; nominations (state table) are not read.
+function's own decision. Prices come from the catalog. With --state-table NAME [--region R]
+[--endpoint-url URL] it also reads (never writes) karpless's state table: the claim records in
+flight and the pods nominated to them count as the function counts them; without it they are not
+seen, and a note says so.
 
 Exit status: 0 when a plan was made (even with unschedulable pods), 1 on invalid input, 2 on bad flags.
 `;
@@ -289,6 +292,9 @@ export const planCommand: Command = {
         '--cluster-name',
         '--kubernetes-version',
         '--capacity-reservation',
+        '--state-table',
+        '--region',
+        '--endpoint-url',
       ],
     });
     if (parsed.positional.length > 0) {
@@ -296,6 +302,10 @@ export const planCommand: Command = {
     }
     // The dry run on the live cluster runs the provision function's own decision (plan-cluster.ts).
     if (parsed.flags.has('--from-cluster')) return (await import('./plan-cluster')).runPlanFromCluster(parsed, io);
+    const onlyFromCluster = ['--state-table', '--kube-endpoint', '--kubeconfig', '--context'].find((f) =>
+      parsed.flags.has(f),
+    );
+    if (onlyFromCluster) throw new UsageError(`${onlyFromCluster} goes with --from-cluster`);
     const manifestPaths = paths(parsed, '--manifests');
     const podPaths = paths(parsed, '--pods');
     if (manifestPaths.length === 0) throw new UsageError('missing required flag --manifests');

@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanJSON } from '../../cli/commands/plan';
 import { instanceTypesByNodePool } from '../../cli/commands/plan';
-import { kubeconfigConnection, kubeconfigPath } from '../../cli/commands/plan-cluster';
+import { kubeconfigConnection, kubeconfigPath, planFromCluster } from '../../cli/commands/plan-cluster';
 import type { Pod } from '../../shared/apis/core/v1';
 import { karpenterCrds } from '../../shared/apis/v1/crds';
 import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
@@ -200,6 +200,9 @@ describe('karpless plan --from-cluster', () => {
   it("equals the provision function's decision on the same cluster", async () => {
     const run = await inProcess(['plan', '--from-cluster', '--kube-endpoint', server.url, '--json']);
     expect(run.stderr).toMatch(/note: 6 pending pods, 1 NodeClaim, 1 NodePool \(from the cluster\)/);
+    expect(run.stderr).toMatch(
+      /note: the state table is not read: claims in flight not yet mirrored .* --state-table NAME/,
+    );
     expect(run.code).toBe(0);
     const plan = JSON.parse(run.stdout) as PlanJSON;
     const decision = await provisionDecision();
@@ -228,6 +231,57 @@ describe('karpless plan --from-cluster', () => {
     expect(decision.inFlight.flatMap((c) => c.pods)).toEqual(['default/small-1']);
     expect(plan.unschedulable).toEqual(decision.unschedulable);
     expect(plan.unschedulable.map((u) => u.pod)).toEqual(['default/on-mars']);
+  });
+
+  it('with the state table, counts its in-flight claims and their nominated pods as the function does', async () => {
+    const webs = (await kube.listPods()).items.filter((p) => p.metadata.name.startsWith('web-'));
+    // A claim launched a moment ago for two of the web pods, its node not registered yet: recorded and
+    // nominated in the state table, not mirrored as a NodeClaim object yet.
+    const state = new InMemoryStateStore(() => NOW);
+    await state.createNodeClaim(launchedClaim());
+    const inFlight = newNodeClaimRecord({
+      name: 'general-inflight',
+      labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.k8s.aws/ec2nodeclass': 'default' },
+      annotations: {},
+      spec: {
+        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
+        requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.xlarge'] }],
+        resources: { requests: { cpu: '3' } },
+        taints: [],
+        startupTaints: [],
+        expireAfter: '720h',
+      },
+      now: NOW - 10_000,
+    });
+    await state.createNodeClaim(
+      markLaunched(inFlight, {
+        providerID: 'aws:///us-east-1a/i-0fedcba9876543210',
+        imageID: 'ami-1',
+        capacity: { cpu: '4', memory: '15Gi', pods: '58' },
+        allocatable: { cpu: '3920m', memory: '14Gi', pods: '58' },
+        labels: { ...labels, 'node.kubernetes.io/instance-type': 'm5.xlarge' },
+        now: NOW - 5_000,
+      }),
+    );
+    const nominated = webs.slice(0, 2).map((p) => p.metadata.uid as string);
+    await state.nominate({
+      nodeClaimName: 'general-inflight',
+      nodePool: 'general',
+      podUids: nominated,
+      expiresAt: NOW + 600_000,
+    });
+
+    const catalog = loadBuiltInCatalog();
+    const without = await planFromCluster({ kube, catalog, now: NOW });
+    const withTable = await planFromCluster({ kube, catalog, now: NOW, state });
+    const planned = (plan: typeof without) =>
+      plan.decision.result.nodeClaims.flatMap((c) => c.pods.map((p) => p.metadata.name)).sort();
+    expect(without.decision.alreadyNominated).toBe(0);
+    expect(planned(without)).toEqual(['web-0', 'web-1', 'web-2', 'web-3']);
+    // The nominated pods wait for their claim, as in the provision function: only the others are planned.
+    expect(withTable.decision.alreadyNominated).toBe(2);
+    expect(planned(withTable)).toEqual(['web-2', 'web-3']);
+    expect(withTable.read.stateTable).toEqual({ records: 2, nominations: 1 });
   });
 
   it('reads the API server, CA and token of the kubeconfig context, as kubectl does', () => {
@@ -261,5 +315,8 @@ describe('karpless plan --from-cluster', () => {
     const clash = await inProcess(['plan', '--from-cluster', '--pods', 'x.yaml']);
     expect(clash.code).toBe(2);
     expect(clash.stderr).toMatch(/--pods cannot be combined with --from-cluster/);
+    const alone = await inProcess(['plan', '--state-table', 't', '--manifests', 'examples/manifests']);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toMatch(/--state-table goes with --from-cluster/);
   });
 });
