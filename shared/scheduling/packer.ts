@@ -15,7 +15,7 @@
 // (reasons), topology-targets, claim-opening (caps, limits, the forced-node share), karpenter-order,
 // hosts, tail-repack, post-passes (slack fill, merge, rebalance), finalize, split-fit, offerings.
 
-import type { Pod } from '../apis/core/v1';
+import type { NodeSelectorRequirement, Pod } from '../apis/core/v1';
 import type { Resources } from '../instancetypes/types';
 import type { ExistingNode, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
 import { TypeCatalog } from './packing/catalog';
@@ -29,7 +29,7 @@ import { PodTerms } from './packing/pod-terms';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
 import { type PostPassContext, PostPasses } from './packing/post-passes';
 import { ReservationLedger } from './packing/reservations';
-import { ConflictSkips, FullSkips, knownFull, markFull } from './packing/skips';
+import { ConflictSkips, FullSkips } from './packing/skips';
 import type {
   ClaimState,
   ExistingState,
@@ -37,8 +37,10 @@ import type {
   Group,
   NodeState,
   PackingOrder,
+  Pinned,
   PodClass,
   PoolState,
+  TypeInfo,
   Variant,
 } from './packing/state';
 import { TailRepack } from './packing/tail-repack';
@@ -66,6 +68,19 @@ const CONFLICT: Fit = Object.freeze({ n: 0 });
 /** No instance type the claim may still have has room for one more pod of these requests. */
 const FULL: Fit = Object.freeze({ n: 0 });
 
+/** A pod's shape, shared by the pods of one shape (Packer.specInfos). */
+interface SpecInfo {
+  key: string;
+  sig: number;
+  req: Resources;
+  terms: TopologyTerm[];
+}
+
+const NO_VOLUME: readonly NodeSelectorRequirement[] = [];
+
+/** A batch pinned to no domain (the variant has no pin keys). */
+const UNPINNED: Pinned = Object.freeze({ targets: [], key: '' });
+
 /** Kubelet's default, for nodes whose allocatable omits pods. */
 const DEFAULT_MAX_PODS = 110;
 
@@ -86,8 +101,8 @@ export class Packer {
   private readonly karpenterOrder: KarpenterOrder;
   private readonly conflicts = new ConflictSkips();
   private readonly full = new FullSkips();
-  /** Each class's request vector as text: classes with equal requests share what FullSkips learns. */
-  private readonly reqKeys = new Map<PodClass, string>();
+  /** Request vectors (as text) to their PodClass.reqId. */
+  private readonly reqIds = new Map<string, number>();
 
   constructor(
     private readonly input: SchedulingInput,
@@ -146,8 +161,8 @@ export class Packer {
           const from = Math.floor((round * n) / rounds);
           const to = Math.floor(((round + 1) * n) / rounds);
           if (to <= from) continue;
-          const result = this.placeClass(cls, from === 0 && to === n ? cls.pods : cls.pods.slice(from, to));
-          if (result.pods.length === 0) continue;
+          const result = this.placeClass(cls, cls.pods, from, to);
+          if (!result) continue;
           const f = failedByClass.get(cls);
           if (f) {
             f.pods.push(...result.pods);
@@ -165,9 +180,9 @@ export class Packer {
       for (const f of failed) {
         if (f.pods.length === 0) continue;
         const before = f.pods.length;
-        const result = this.placeClass(f.cls, f.pods);
-        f.pods = result.pods;
-        f.variant = result.variant;
+        const result = this.placeClass(f.cls, f.pods, 0, f.pods.length);
+        f.pods = result?.pods ?? [];
+        if (result) f.variant = result.variant;
         if (f.pods.length < before) progress = true;
       }
     }
@@ -219,55 +234,9 @@ export class Packer {
 
   private prepare(): void {
     const { input, dims } = this;
-    // A pod's shape: its requests, and its node selection, tolerations, topology and host ports (the
-    // signature), each interned to a small number so the class keys stay short to hash.
-    type SpecInfo = { key: string; sig: number; req: Resources; terms: TopologyTerm[] };
-    const resIds = new Map<string, number>();
-    const reqByRes: Resources[] = [];
-    const sigIds = new Map<string, number>();
-    const termsBySig: TopologyTerm[][] = [];
-    const selectorKeys = new Set<string>();
-    const infoOf = (pod: Pod): SpecInfo => {
-      const s = pod.spec;
-      const resKey = JSON.stringify([
-        s.containers.map((c) => c.resources ?? null),
-        s.initContainers?.map((c) => [c.resources ?? null, c.restartPolicy ?? null]) ?? null,
-        s.overhead ?? null,
-      ]);
-      const ports = hostPortsKey(pod);
-      const sigKey =
-        s.nodeSelector || s.affinity || s.tolerations || s.topologySpreadConstraints || ports
-          ? JSON.stringify([
-              s.nodeSelector ?? null,
-              s.affinity ?? null,
-              s.tolerations ?? null,
-              s.topologySpreadConstraints ?? null,
-              ...(ports ? [ports] : []),
-            ])
-          : '';
-      let res = resIds.get(resKey);
-      if (res === undefined) {
-        res = reqByRes.length;
-        resIds.set(resKey, res);
-        reqByRes.push(podRequests(pod));
-      }
-      let sig = sigIds.get(sigKey);
-      // matchLabelKeys read the pod's own labels, so such terms cannot be shared between pods.
-      const own = sigKey.includes('"matchLabelKeys"');
-      let terms = sig === undefined || own ? undefined : termsBySig[sig];
-      if (!terms) {
-        terms = this.terms.podTerms(pod);
-        for (const t of terms) for (const k of t.selector.keys) selectorKeys.add(k);
-      }
-      if (sig === undefined) {
-        sig = termsBySig.length;
-        sigIds.set(sigKey, sig);
-        termsBySig.push(terms);
-      }
-      return { key: `${res}:${sig}`, sig, req: reqByRes[res]!, terms };
-    };
-    const infos = input.pods.map(infoOf);
-    for (const info of infos) for (const name of Object.keys(info.req)) dims.add(name);
+    const { infos, reqs, selectorKeys } = this.specInfos();
+    // Distinct request sets in the order pods first bring them: the dims come in the order pods name them.
+    for (const req of reqs) for (const name of Object.keys(req)) dims.add(name);
     const dsReqs = (input.daemonSets ?? []).map((pod) => {
       const req = podRequests(pod);
       for (const name of Object.keys(req)) if (name !== PODS) dims.add(name);
@@ -297,47 +266,7 @@ export class Packer {
       for (const k of Object.keys(it.labels)) this.catalog.typeKeys.add(k);
     for (const [index, pool] of pools.entries()) this.pools.push(this.catalog.poolState(pool, index));
 
-    // Classes.
-    const byKey = new Map<string, PodClass>();
-    const labelKeys = [...selectorKeys].sort();
-    for (let i = 0; i < input.pods.length; i++) {
-      const pod = input.pods[i]!;
-      const info = infos[i]!;
-      const volume = input.volumeRequirements?.get(pod) ?? [];
-      const volumePart = volume.length > 0 ? `\u0000${JSON.stringify(volume)}` : '';
-      const namespace = pod.metadata.namespace ?? 'default';
-      const labels = labelsWithHostPorts(pod);
-      let labelPart = volumePart;
-      for (const k of labelKeys) if (labels[k] !== undefined) labelPart += `\u0000${k}=${labels[k]}`;
-      const key = `${namespace}\u0000${info.key}${labelPart}`;
-      let cls = byKey.get(key);
-      if (!cls) {
-        const req = dims.vector(info.req);
-        cls = {
-          id: byKey.size,
-          pods: [],
-          namespace,
-          labels,
-          spec: pod.spec,
-          first: pod,
-          req,
-          cpu: req[0]!,
-          memory: req[1]!,
-          matched: [],
-          inverse: [],
-          variants: [],
-          relax: undefined,
-          signature: `${namespace}\u0000${info.sig}${labelPart}`,
-          volume: volume.map(requirementFrom),
-          // Host ports repel like hostname anti-affinity, which the spec alone does not show.
-          ...(hostPortsKey(pod) ? { movable: false } : {}),
-        };
-        byKey.set(key, cls);
-        for (const t of info.terms) this.terms.group(t);
-      }
-      cls.pods.push(pod);
-    }
-    this.classes = [...byKey.values()].sort((a, b) => b.cpu - a.cpu || b.memory - a.memory || a.id - b.id);
+    this.classify(infos, [...selectorKeys].sort());
 
     // Existing nodes, initialized ones first, then by name (Karpenter's sortExistingNodes): a node still
     // registering or starting up may never come up, an initialized one is there.
@@ -350,8 +279,12 @@ export class Packer {
         for (const t of this.terms.podTerms(pod)) {
           if (t.kind === 'antiAffinity' && !this.terms.isPreferred(pod, t)) this.terms.group(t);
         }
-    for (const cls of this.classes) {
-      for (const g of this.terms.groups) {
+    // Indexed: thousands of classes times every group, run once per solve, often before it is optimized.
+    const groups = this.terms.groups;
+    for (let c = 0; c < this.classes.length; c++) {
+      const cls = this.classes[c]!;
+      for (let i = 0; i < groups.length; i++) {
+        const g = groups[i]!;
         if (!termMatches(g.term, cls.namespace, cls.labels)) continue;
         cls.matched.push(g);
         if (g.term.kind === 'antiAffinity') cls.inverse.push(g);
@@ -390,6 +323,121 @@ export class Packer {
         }
       }
     }
+  }
+
+  /**
+   * Each pod's shape: its requests, and its node selection, tolerations, topology and host ports (the
+   * signature), each interned to a small number so the class keys stay short to hash; pods of one shape
+   * share one SpecInfo. Also the distinct request sets and the label keys the pods' selectors read.
+   */
+  private specInfos(): { infos: SpecInfo[]; reqs: Resources[]; selectorKeys: Set<string> } {
+    const resIds = new Map<string, number>();
+    const reqByRes: Resources[] = [];
+    const sigIds = new Map<string, number>();
+    const termsBySig: TopologyTerm[][] = [];
+    const shared: SpecInfo[][] = [];
+    const selectorKeys = new Set<string>();
+    const infos: SpecInfo[] = [];
+    const pods = this.input.pods;
+    for (let i = 0; i < pods.length; i++) {
+      const pod = pods[i]!;
+      const s = pod.spec;
+      const resKey = JSON.stringify([
+        s.containers.map((c) => c.resources ?? null),
+        s.initContainers?.map((c) => [c.resources ?? null, c.restartPolicy ?? null]) ?? null,
+        s.overhead ?? null,
+      ]);
+      const ports = hostPortsKey(pod);
+      const sigKey =
+        s.nodeSelector || s.affinity || s.tolerations || s.topologySpreadConstraints || ports
+          ? JSON.stringify([
+              s.nodeSelector ?? null,
+              s.affinity ?? null,
+              s.tolerations ?? null,
+              s.topologySpreadConstraints ?? null,
+              ...(ports ? [ports] : []),
+            ])
+          : '';
+      let res = resIds.get(resKey);
+      if (res === undefined) {
+        res = reqByRes.length;
+        resIds.set(resKey, res);
+        reqByRes.push(podRequests(pod));
+      }
+      let sig = sigIds.get(sigKey);
+      // matchLabelKeys read the pod's own labels, so such terms cannot be shared between pods.
+      const own = sigKey.includes('"matchLabelKeys"');
+      const known = sig === undefined || own ? undefined : shared[sig]?.[res];
+      if (known) {
+        infos.push(known);
+        continue;
+      }
+      let terms = sig === undefined || own ? undefined : termsBySig[sig];
+      if (!terms) {
+        terms = this.terms.podTerms(pod);
+        for (const t of terms) for (const k of t.selector.keys) selectorKeys.add(k);
+      }
+      if (sig === undefined) {
+        sig = termsBySig.length;
+        sigIds.set(sigKey, sig);
+        termsBySig.push(terms);
+      }
+      const info: SpecInfo = { key: `${res}:${sig}`, sig, req: reqByRes[res]!, terms };
+      if (!own) {
+        const bySig = shared[sig] ?? [];
+        bySig[res] = info;
+        shared[sig] = bySig;
+      }
+      infos.push(info);
+    }
+    return { infos, reqs: reqByRes, selectorKeys };
+  }
+
+  /** Pods into classes: one per namespace, shape, volume requirements and value of each label a selector reads. */
+  private classify(infos: readonly SpecInfo[], labelKeys: readonly string[]): void {
+    const { input, dims } = this;
+    const byKey = new Map<string, PodClass>();
+    for (let i = 0; i < input.pods.length; i++) {
+      const pod = input.pods[i]!;
+      const info = infos[i]!;
+      const volume = input.volumeRequirements?.get(pod) ?? NO_VOLUME;
+      const namespace = pod.metadata.namespace ?? 'default';
+      const labels = labelsWithHostPorts(pod);
+      let labelPart = volume.length > 0 ? `\u0000${JSON.stringify(volume)}` : '';
+      for (let k = 0; k < labelKeys.length; k++) {
+        const name = labelKeys[k]!;
+        if (labels[name] !== undefined) labelPart += `\u0000${name}=${labels[name]}`;
+      }
+      const key = `${namespace}\u0000${info.key}${labelPart}`;
+      let cls = byKey.get(key);
+      if (!cls) {
+        const req = dims.vector(info.req);
+        cls = {
+          id: byKey.size,
+          pods: [],
+          namespace,
+          labels,
+          spec: pod.spec,
+          first: pod,
+          req,
+          reqId: this.reqIdOf(req),
+          cpu: req[0]!,
+          memory: req[1]!,
+          matched: [],
+          inverse: [],
+          variants: [],
+          relax: undefined,
+          signature: `${namespace}\u0000${info.sig}${labelPart}`,
+          volume: volume.map(requirementFrom),
+          // Host ports repel like hostname anti-affinity, which the spec alone does not show.
+          ...(hostPortsKey(pod) ? { movable: false } : {}),
+        };
+        byKey.set(key, cls);
+        for (const t of info.terms) this.terms.group(t);
+      }
+      cls.pods.push(pod);
+    }
+    this.classes = [...byKey.values()].sort((a, b) => b.cpu - a.cpu || b.memory - a.memory || a.id - b.id);
   }
 
   /** Classes by signature, each list and the lists largest-first (Karpenter's queue order). */
@@ -458,50 +506,70 @@ export class Packer {
   // -------------------------------------------------------------------------------------------
   // Classes and relaxation
 
-  private placeClass(cls: PodClass, pods: Pod[]): { pods: Pod[]; variant: Variant } {
+  /**
+   * Places pods[from, to) of the class, relaxing it a step at a time while pods are left: the pods left
+   * and the variant that last tried them, or undefined when every pod was placed (most calls, so they
+   * allocate nothing).
+   */
+  private placeClass(
+    cls: PodClass,
+    pods: Pod[],
+    from: number,
+    to: number,
+  ): { pods: Pod[]; variant: Variant } | undefined {
     let level = 0;
     let variant = this.terms.variant(cls, 0)!;
-    let remaining = pods;
+    let at = from;
     for (;;) {
-      remaining = this.placeRun(variant, remaining);
+      at = this.placeRun(variant, pods, at, to);
       // A pod waiting for a reservation keeps its preferences: relaxed, it would take what strict mode refuses.
-      if (remaining.length === 0 || variant.reservedError) break;
+      if (at === to || variant.reservedError) break;
       const next = this.terms.variant(cls, level + 1);
       if (!next) break;
       variant = next;
       level++;
     }
-    return { pods: remaining, variant };
+    // The variant of a fully placed class is never read: failed classes keep the last one that tried.
+    return at === to ? undefined : { pods: pods.slice(at, to), variant };
   }
 
   // -------------------------------------------------------------------------------------------
   // Placement
 
-  private placeRun(v: Variant, pods: Pod[]): Pod[] {
+  /** Places pods[from, to) under the variant, batch by batch: the index of the first pod it could not place. */
+  private placeRun(v: Variant, pods: Pod[], from: number, to: number): number {
     v.reservedError = undefined;
-    if (this.order === 'karpenter' && v.pinKeys.length === 1 && !v.hostAffinity)
-      return this.karpenterOrder.placeRunClaimFirst(v, pods);
-    let i = 0;
-    const blocked = new Map<string, Set<string>>();
+    if (this.order === 'karpenter' && v.pinKeys.length === 1 && !v.hostAffinity) {
+      const run = from === 0 && to === pods.length ? pods : pods.slice(from, to);
+      return to - this.karpenterOrder.placeRunClaimFirst(v, run).length;
+    }
+    let i = from;
+    // Domains whose batch placed nothing; made on the first such batch, which most runs never have.
+    let blocked: Map<string, Set<string>> | undefined;
     v.topologyReason = undefined;
-    while (i < pods.length) {
-      const targets: [string, string][] = [];
-      let budget = pods.length - i;
-      for (const key of v.pinKeys) {
-        const choice = this.targets.chooseTarget(v, key, blocked.get(key));
-        if ('reason' in choice) {
-          v.topologyReason = choice.reason;
-          return pods.slice(i);
+    while (i < to) {
+      let budget = to - i;
+      let pinned = UNPINNED;
+      if (v.pinKeys.length > 0) {
+        const values: string[] = [];
+        for (const key of v.pinKeys) {
+          const choice = this.targets.chooseTarget(v, key, blocked?.get(key));
+          if ('reason' in choice) {
+            v.topologyReason = choice.reason;
+            return i;
+          }
+          values.push(choice.value);
+          budget = Math.min(budget, choice.budget);
         }
-        targets.push([key, choice.value]);
-        budget = Math.min(budget, choice.budget);
+        pinned = this.pinned(v, values);
       }
-      const placed = this.placeBatch(v, pods, i, budget, targets);
+      const placed = this.placeBatch(v, pods, i, budget, pinned);
       if (placed === 0) {
-        const first = targets[0];
+        const first = pinned.targets[0];
         // Not another domain either: strict mode defers the pod rather than launch it elsewhere.
-        if (v.reservedError) return pods.slice(i);
-        if (!first) return pods.slice(i);
+        if (v.reservedError) return i;
+        if (!first) return i;
+        blocked ??= new Map();
         let set = blocked.get(first[0]);
         if (!set) {
           set = new Set();
@@ -512,11 +580,26 @@ export class Packer {
       }
       i += placed;
     }
-    return [];
+    return to;
   }
 
-  private placeBatch(v: Variant, pods: Pod[], start: number, want: number, targets: [string, string][]): number {
-    const targetsKey = targets.map(([k, val]) => `${k}=${val}`).join(',');
+  /** The targets of the variant's pin keys at these values, made once per variant and single domain. */
+  private pinned(v: Variant, values: string[]): Pinned {
+    const keys = v.pinKeys;
+    if (keys.length === 1) {
+      let pinned = v.pins.get(values[0]!);
+      if (!pinned) {
+        pinned = { targets: [[keys[0]!, values[0]!]], key: `${keys[0]}=${values[0]}` };
+        v.pins.set(values[0]!, pinned);
+      }
+      return pinned;
+    }
+    const targets = keys.map((k, i): [string, string] => [k, values[i]!]);
+    return { targets, key: targets.map(([k, val]) => `${k}=${val}`).join(',') };
+  }
+
+  private placeBatch(v: Variant, pods: Pod[], start: number, want: number, pinned: Pinned): number {
+    const { targets, key: targetsKey } = pinned;
     let memo = v.targetReqs.get(targetsKey);
     if (!memo) {
       let reqs = v.reqs;
@@ -564,12 +647,12 @@ export class Packer {
         placed +
         this.karpenterOrder.placeEmptiestFirst(v, pods, start + placed, want - placed, targetsKey, podReqs, podReqsId)
       );
-    const full = this.full.of(podReqsId, this.reqKey(v.cls));
+    const full = this.full.of(podReqsId, v.cls.reqId);
     for (;;) {
       cursor.c = this.conflicts.first(podReqsId, cursor.c);
       if (cursor.c >= this.claims.length || placed >= want) break;
       const node = this.claims[cursor.c]!;
-      if (knownFull(full, cursor.c, node)) {
+      if (full.has(cursor.c, node)) {
         cursor.c++;
         continue;
       }
@@ -580,7 +663,7 @@ export class Packer {
         if (placed < want) cursor.c++;
       } else {
         if (fit === CONFLICT) this.conflicts.add(podReqsId, cursor.c);
-        else if (fit === FULL && !node.pool.hasMinValues) markFull(full, cursor.c, node);
+        else if (fit === FULL && !node.pool.hasMinValues) full.mark(cursor.c, node);
         cursor.c++;
       }
     }
@@ -600,13 +683,14 @@ export class Packer {
     return placed;
   }
 
-  private reqKey(cls: PodClass): string {
-    let key = this.reqKeys.get(cls);
-    if (key === undefined) {
-      key = cls.req.join(',');
-      this.reqKeys.set(cls, key);
+  private reqIdOf(req: Float64Array): number {
+    const key = req.join(',');
+    let id = this.reqIds.get(key);
+    if (id === undefined) {
+      id = this.reqIds.size;
+      this.reqIds.set(key, id);
     }
-    return key;
+    return id;
   }
 
   private canTakeExisting(
@@ -642,14 +726,13 @@ export class Packer {
       if (!pool.hasMinValues) {
         // A claim sized as a share of a forced node keeps being sized so: the pods that narrow it (a zone
         // pin, a family) are the pods the share was made for.
-        const narrowed = this.opening.narrowedCap(pool, merged.id, node, v.cls.req);
+        const narrowed = this.opening.narrowedCap(pool, merged.id, node, v.cls);
         const share = node.forcedBy ? this.opening.forcedShareCap(node.forcedBy, pool, merged.id, node.ds) : undefined;
         capPrice = Math.max(capPrice, Math.min(share ?? narrowed, narrowed));
       }
-      frontier = this.catalog
-        .frontier(pool, merged.id, capPrice, node.charged)
-        .filter((t) => fitsUsed(t.alloc, node.used));
-      if (frontier.length === 0) return FULL;
+      // Types that no longer hold what the claim has are dropped below, on success only: most checks
+      // refuse, and a type that does not fit has no room for the pod either.
+      frontier = this.catalog.frontier(pool, merged.id, capPrice, node.charged);
     }
     const req = v.cls.req;
     let best = 0;
@@ -658,6 +741,7 @@ export class Packer {
       if (n > best) best = n;
     }
     if (best === 0) return FULL;
+    if (frontier !== node.frontier) frontier = fitting(frontier, node.used);
     let n = Math.min(room, best);
     if (n > 0 && pool.hasMinValues) n = this.opening.limitByMinValues(pool, merged.id, node, req, n);
     if (n > 0 && node.reserved) n = this.ledger.room(node, merged.id, req, n);
@@ -673,7 +757,7 @@ export class Packer {
     if (claim && node.kind === 'claim') {
       node.reqsId = claim.reqsId;
       node.reqs = this.catalog.reqsById[claim.reqsId]!;
-      node.frontier = claim.frontier.filter((t) => fitsUsed(t.alloc, node.used));
+      node.frontier = fitting(claim.frontier, node.used);
       node.capPrice = claim.capPrice;
       if (node.reserved) this.ledger.settle(node);
     }
@@ -701,6 +785,14 @@ export class Packer {
       if (d !== undefined) g.owners.set(d, (g.owners.get(d) ?? 0) + n);
     }
   }
+}
+
+/** The types that hold `used`: the list itself when all do (most commits), copied only when one drops out. */
+function fitting(types: TypeInfo[], used: Float64Array): TypeInfo[] {
+  for (let i = 0; i < types.length; i++) {
+    if (!fitsUsed(types[i]!.alloc, used)) return types.filter((t) => fitsUsed(t.alloc, used));
+  }
+  return types;
 }
 
 function isTerminal(pod: Pod): boolean {

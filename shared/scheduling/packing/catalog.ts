@@ -26,6 +26,7 @@ import {
 import { CPU } from '../resources';
 import { untoleratedTaint } from '../taints';
 import { hostPorts } from './host-ports';
+import { Memo3 } from './memo';
 import { preferredOffering } from './offerings';
 import { cmp } from './ordering';
 import { describePool } from './reason-text';
@@ -100,7 +101,7 @@ export class TypeCatalog {
       hasMinValues: pool.spec.template.spec.requirements.some((r) => r.minValues !== undefined),
       compatMemo: new Map(),
       frontierMemo: new Map(),
-      capMemo: new Map(),
+      capMemo: new Memo3(),
       dsMemo: new Map(),
       describe: describePool(pool.spec.template.spec.requirements),
     };

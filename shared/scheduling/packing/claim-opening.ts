@@ -5,6 +5,7 @@
 
 import type { Requirements } from '../requirements';
 import type { TypeCatalog } from './catalog';
+import { Memo3 } from './memo';
 import { satisfiesMinValues, unmetMinValues } from './offerings';
 import { staticFit } from './pool-fit';
 import { formatLimit } from './reason-text';
@@ -62,6 +63,20 @@ export class ClaimOpening {
    * would each run one small pod on a mostly empty node (956 of 1,002 claims at 5,000 diverse pods).
    */
   forcedShareCap(v: Variant, pool: PoolState, reqsId: number, ds: Float64Array): number | undefined {
+    // A function of the class, the requirements (of the pool's types) and the overhead alone.
+    let byPool = this.shareCapMemo.get(pool);
+    if (!byPool) {
+      byPool = new Memo3();
+      this.shareCapMemo.set(pool, byPool);
+    }
+    const dsId = this.vectorId(ds);
+    if (byPool.has(reqsId, dsId, v.cls)) return byPool.get(reqsId, dsId, v.cls);
+    return byPool.set(reqsId, dsId, v.cls, this.computeForcedShareCap(v, pool, reqsId, ds));
+  }
+
+  private readonly shareCapMemo = new Map<PoolState, Memo3<number, number, PodClass, number | undefined>>();
+
+  private computeForcedShareCap(v: Variant, pool: PoolState, reqsId: number, ds: Float64Array): number | undefined {
     const forced = this.forcedNodes(v.cls);
     if (!forced || forced.count < 2) return undefined;
     const share = this.forcedShare(v, pool, reqsId, forced);
@@ -102,24 +117,55 @@ export class ClaimOpening {
   }
 
   /** The price of the most price-efficient type for the claim's pods under narrowed requirements. */
-  narrowedCap(pool: PoolState, reqsId: number, node: ClaimState, req: Float64Array): number {
-    const key = `${reqsId}:${node.ds.join(',')}:${req.join(',')}`;
-    let cap = pool.capMemo.get(key);
+  narrowedCap(pool: PoolState, reqsId: number, node: ClaimState, cls: PodClass): number {
+    const dsId = this.vectorId(node.ds);
+    let cap = pool.capMemo.get(reqsId, dsId, cls.reqId);
     if (cap !== undefined) return cap;
+    const req = cls.req;
     const demand = this.demand(pool, reqsId, req);
+    const list = this.ctx.catalog.compatible(pool, reqsId);
+    // The cost of each type that holds the pod (NaN: it does not), in a buffer kept between calls.
+    if (this.costs.length < list.length) this.costs = new Float64Array(list.length * 2);
+    const costs = this.costs;
     let bestCost = Number.POSITIVE_INFINITY;
-    const candidates: { price: number; cost: number }[] = [];
-    for (const p of this.ctx.catalog.compatible(pool, reqsId)) {
+    let first: number | undefined;
+    for (let i = 0; i < list.length; i++) {
+      const p = list[i]!;
+      costs[i] = Number.NaN;
       if (!fitsOne(p.t.alloc, node.ds, req)) continue;
+      first ??= p.price;
       const units = unitsOf(p.t.alloc, node.ds, demand);
       const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
-      candidates.push({ price: p.price, cost });
+      costs[i] = cost;
       if (cost < bestCost) bestCost = cost;
     }
-    cap = bestCost === Number.POSITIVE_INFINITY ? (candidates[0]?.price ?? 0) : 0;
-    for (const c of candidates) if (c.cost <= bestCost * (1 + EFFICIENCY_TOLERANCE)) cap = Math.max(cap, c.price);
-    pool.capMemo.set(key, cap);
+    cap = bestCost === Number.POSITIVE_INFINITY ? (first ?? 0) : 0;
+    for (let i = 0; i < list.length; i++)
+      if (costs[i]! <= bestCost * (1 + EFFICIENCY_TOLERANCE)) cap = Math.max(cap, list[i]!.price);
+    pool.capMemo.set(reqsId, dsId, cls.reqId, cap);
     return cap;
+  }
+
+  private costs = new Float64Array(0);
+  private readonly vectorIds = new Map<string, number>();
+  private readonly vectorIdOf = new WeakMap<Float64Array, number>();
+
+  /**
+   * An overhead vector interned by its contents: claims of different requirements carry equal overheads
+   * in different arrays, and a memo keyed by the array would miss on each. Overheads are never changed.
+   */
+  private vectorId(v: Float64Array): number {
+    let id = this.vectorIdOf.get(v);
+    if (id === undefined) {
+      const key = v.join(',');
+      id = this.vectorIds.get(key);
+      if (id === undefined) {
+        id = this.vectorIds.size;
+        this.vectorIds.set(key, id);
+      }
+      this.vectorIdOf.set(v, id);
+    }
+    return id;
   }
 
   limitByMinValues(pool: PoolState, reqsId: number, node: ClaimState, req: Float64Array, n: number): number {

@@ -184,6 +184,8 @@ export class PodTerms {
       cursors: new Map(),
       refused: new Map(),
       targetReqs: new Map(),
+      pins: new Map(),
+      termsByKey: new Map(),
       poolReasons: [],
       reservedError: undefined,
       relaxation,

@@ -5,17 +5,18 @@
 
 /** Claim indices known to conflict, as a union-find whose root is the next index not known to. */
 export class ConflictSkips {
-  private readonly next = new Map<number, number[]>();
+  /** Per pod-side requirement set, the union-find's links: -1 where a claim is not known to conflict. */
+  private readonly next = new Map<number, Int32Array>();
 
   /** The first claim index ≥ i not known to conflict with these pod-side requirements. */
   first(podReqsId: number, i: number): number {
     const next = this.next.get(podReqsId);
     if (!next) return i;
     let root = i;
-    while (next[root] !== undefined) root = next[root]!;
+    while (root < next.length && next[root]! >= 0) root = next[root]!;
     // Path compression: every index walked now points at the root.
     let j = i;
-    while (next[j] !== undefined) {
+    while (j < next.length && next[j]! >= 0) {
       const k = next[j]!;
       next[j] = root;
       j = k;
@@ -26,8 +27,11 @@ export class ConflictSkips {
   /** Claim i conflicts with these pod-side requirements, for good. */
   add(podReqsId: number, i: number): void {
     let next = this.next.get(podReqsId);
-    if (!next) {
-      next = [];
+    if (!next || i >= next.length) {
+      // Dense and grown by doubling: links at scattered indices made plain arrays sparse dictionaries.
+      const grown = new Int32Array(Math.max(i + 1, (next?.length ?? 0) * 2, 64)).fill(-1);
+      if (next) grown.set(next);
+      next = grown;
       this.next.set(podReqsId, next);
     }
     next[i] = i + 1;
@@ -42,36 +46,52 @@ export class ConflictSkips {
  * requirements or cap change; room itself only shrinks as pods join.
  */
 export class FullSkips {
-  private readonly marks = new Map<string, { reqsId: number[]; capPrice: number[] }>();
+  private readonly marks = new Map<number, Map<number, FullMarks>>();
 
-  private list(key: string): { reqsId: number[]; capPrice: number[] } {
-    let list = this.marks.get(key);
-    if (!list) {
-      list = { reqsId: [], capPrice: [] };
-      this.marks.set(key, list);
+  /** The marks of one pod-side requirement set and request vector (PodClass.reqId). */
+  of(podReqsId: number, reqId: number): FullMarks {
+    let byReqs = this.marks.get(podReqsId);
+    if (!byReqs) {
+      byReqs = new Map();
+      this.marks.set(podReqsId, byReqs);
     }
-    return list;
-  }
-
-  /** The marks of one pod-side requirement set and request vector, for `full` and `add`. */
-  of(podReqsId: number, reqKey: string): { reqsId: number[]; capPrice: number[] } {
-    return this.list(`${podReqsId}\u0000${reqKey}`);
+    let marks = byReqs.get(reqId);
+    if (!marks) {
+      marks = new FullMarks();
+      byReqs.set(reqId, marks);
+    }
+    return marks;
   }
 }
 
-export function knownFull(
-  marks: { reqsId: number[]; capPrice: number[] },
-  i: number,
-  node: { reqsId: number; capPrice: number },
-): boolean {
-  return marks.reqsId[i] === node.reqsId && marks.capPrice[i] === node.capPrice;
-}
+/**
+ * Per claim index, the requirements and cap under which the claim was found full. Dense typed columns
+ * grown by doubling: marks land at scattered indices, which made plain arrays sparse (a dictionary per
+ * list, the largest source of garbage in a 20,000-pod solve).
+ */
+export class FullMarks {
+  private reqsId = new Int32Array(0);
+  private capPrice = new Float64Array(0);
 
-export function markFull(
-  marks: { reqsId: number[]; capPrice: number[] },
-  i: number,
-  node: { reqsId: number; capPrice: number },
-): void {
-  marks.reqsId[i] = node.reqsId;
-  marks.capPrice[i] = node.capPrice;
+  /** Whether claim i was found full under the requirements and cap it still has. */
+  has(i: number, node: { reqsId: number; capPrice: number }): boolean {
+    return i < this.reqsId.length && this.reqsId[i] === node.reqsId && this.capPrice[i] === node.capPrice;
+  }
+
+  mark(i: number, node: { reqsId: number; capPrice: number }): void {
+    if (i >= this.reqsId.length) this.grow(i + 1);
+    this.reqsId[i] = node.reqsId;
+    this.capPrice[i] = node.capPrice;
+  }
+
+  private grow(min: number): void {
+    const size = Math.max(min, this.reqsId.length * 2, 64);
+    // -1 is no requirements id and NaN equals no price: a claim never marked is never known full.
+    const reqsId = new Int32Array(size).fill(-1);
+    const capPrice = new Float64Array(size).fill(Number.NaN);
+    reqsId.set(this.reqsId);
+    capPrice.set(this.capPrice);
+    this.reqsId = reqsId;
+    this.capPrice = capPrice;
+  }
 }

@@ -6,6 +6,7 @@ import type { NodePool, Taint } from '../../apis/v1/types';
 import type { InstanceType, Offering } from '../../instancetypes/types';
 import type { Requirement, Requirements } from '../requirements';
 import type { TopologyTerm } from '../topology';
+import type { Memo3 } from './memo';
 import type { ReservedOption } from './reservations';
 
 export interface TypeInfo {
@@ -36,8 +37,8 @@ export interface PoolState {
   hasMinValues: boolean;
   compatMemo: Map<number, PricedType[]>;
   frontierMemo: Map<string, TypeInfo[]>;
-  /** Cap prices for claims narrowed by a pod, by requirements, overhead and pod requests. */
-  capMemo: Map<string, number>;
+  /** Cap prices for claims narrowed by a pod, by requirements, interned overhead and the pod's reqId. */
+  capMemo: Memo3<number, number, number, number>;
   dsMemo: Map<number, Float64Array>;
   describe: string;
 }
@@ -119,6 +120,8 @@ export interface PodClass {
   spec: Pod['spec'];
   first: Pod;
   req: Float64Array;
+  /** `req` interned: classes with equal requests share it, and what is learnt of one request vector. */
+  reqId: number;
   cpu: number;
   memory: number;
   matched: Group[];
@@ -171,11 +174,21 @@ export interface Variant {
   refused: Map<string, Set<ClaimState>>;
   /** The variant's requirements pinned to each target domain set, interned. */
   targetReqs: Map<string, { reqs: Requirements; id: number }>;
+  /** With one pin key: per domain, the targets and their key, made once (see Packer.placeRun). */
+  pins: Map<string, Pinned>;
+  /** Per topology key, the variant's own terms and the groups repelling it on that key (chooseTarget). */
+  termsByKey: Map<string, { own: OwnTerm[]; inverse: Group[] }>;
   poolReasons: (string | undefined)[];
   topologyReason?: string | undefined;
   /** Strict reserved-offering mode: why its last claim was not opened; the pods wait, unrelaxed. */
   reservedError?: string | undefined;
   relaxation: string | undefined;
+}
+
+/** The domains a batch is pinned to, as [key, value] pairs, and as the text its memos are keyed by. */
+export interface Pinned {
+  targets: [string, string][];
+  key: string;
 }
 
 /**

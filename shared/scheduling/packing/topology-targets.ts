@@ -7,7 +7,7 @@ import { untoleratedTaint } from '../taints';
 import { describeTerm } from '../topology';
 import type { TypeCatalog } from './catalog';
 import { cmp } from './ordering';
-import type { ExistingState, OwnTerm, PoolState, Variant } from './state';
+import type { ExistingState, Group, OwnTerm, PoolState, Variant } from './state';
 
 export class TopologyTargets {
   constructor(
@@ -137,6 +137,16 @@ export class TopologyTargets {
     return false;
   }
 
+  /** The variant's own terms on the key and the anti-affinity groups on it that select the variant's pods. */
+  private termsOn(v: Variant, key: string): { own: OwnTerm[]; inverse: Group[] } {
+    let terms = v.termsByKey.get(key);
+    if (!terms) {
+      terms = { own: v.own.filter((o) => o.group.key === key), inverse: v.cls.inverse.filter((g) => g.key === key) };
+      v.termsByKey.set(key, terms);
+    }
+    return terms;
+  }
+
   /** The domain of `key` to place the next batch in, and how many pods it may take. */
   chooseTarget(
     v: Variant,
@@ -145,12 +155,12 @@ export class TopologyTargets {
     allowed?: { value: string; score: number }[],
   ): { value: string; budget: number } | { reason: string } {
     const domains = this.domainsFor(v, key);
-    const own = v.own.filter((o) => o.group.key === key);
-    const inverse = v.cls.inverse.filter((g) => g.key === key);
+    const { own, inverse } = this.termsOn(v, key);
     let best: string | undefined;
     let bestScore = Number.POSITIVE_INFINITY;
     let bestBudget = 0;
-    let reason: string | undefined;
+    // The first refusal, put in words only when no domain takes the pod: most calls find one that does.
+    let refusal: Refusal | undefined;
     for (const d of domains) {
       if (blocked?.has(d)) continue;
       let budget = Number.POSITIVE_INFINITY;
@@ -162,17 +172,14 @@ export class TopologyTargets {
         if (o.kind === 'antiAffinity') {
           if (c > 0) {
             ok = false;
-            reason ??= `${describeTerm(g.term)}: every allowed ${key} already has a matching pod (e.g. ${g.example})`;
+            refusal ??= { kind: 'antiAffinity', group: g, domain: d, maxSkew: 0 };
             break;
           }
           if (o.self) budget = Math.min(budget, 1);
         } else if (o.kind === 'affinity') {
           if (c === 0 && !(o.self && !this.anyReachableMatch(v, o))) {
             ok = false;
-            reason ??=
-              g.total === 0
-                ? `${describeTerm(g.term)}: no pod matches the selector`
-                : `${describeTerm(g.term)}: the ${key} with matching pods cannot take it`;
+            refusal ??= { kind: 'affinity', group: g, domain: d, maxSkew: 0 };
             break;
           }
           score -= c;
@@ -184,7 +191,7 @@ export class TopologyTargets {
           const allowance = o.self ? min + o.maxSkew - c : c - min <= o.maxSkew ? Number.POSITIVE_INFINITY : 0;
           if (allowance <= 0) {
             ok = false;
-            reason ??= `${describeTerm(g.term)} with maxSkew ${o.maxSkew}: ${key} ${d} would exceed the skew and the other ${key}s cannot take the pod`;
+            refusal ??= { kind: 'spread', group: g, domain: d, maxSkew: o.maxSkew };
             break;
           }
           budget = Math.min(budget, allowance);
@@ -195,7 +202,7 @@ export class TopologyTargets {
       for (const g of inverse) {
         if ((g.owners.get(d) ?? 0) > 0) {
           ok = false;
-          reason ??= `${describeTerm(g.term)} of pod ${g.ownerExample} repels it from ${key} ${d}`;
+          refusal ??= { kind: 'inverse', group: g, domain: d, maxSkew: 0 };
           break;
         }
       }
@@ -211,12 +218,36 @@ export class TopologyTargets {
     if (best === undefined) {
       return {
         reason:
-          reason ??
+          (refusal && refusalText(refusal, key)) ??
           (domains.length === 0
             ? `no ${key} is reachable for this pod`
             : `no ${key} can take it (${domains.join(', ')})`),
       };
     }
     return { value: best, budget: bestBudget };
+  }
+}
+
+/** Why a domain refused the pod: the term (or the repelling group) and the domain. */
+interface Refusal {
+  kind: OwnTerm['kind'] | 'inverse';
+  group: Group;
+  domain: string;
+  maxSkew: number;
+}
+
+function refusalText(r: Refusal, key: string): string {
+  const g = r.group;
+  switch (r.kind) {
+    case 'antiAffinity':
+      return `${describeTerm(g.term)}: every allowed ${key} already has a matching pod (e.g. ${g.example})`;
+    case 'affinity':
+      return g.total === 0
+        ? `${describeTerm(g.term)}: no pod matches the selector`
+        : `${describeTerm(g.term)}: the ${key} with matching pods cannot take it`;
+    case 'spread':
+      return `${describeTerm(g.term)} with maxSkew ${r.maxSkew}: ${key} ${r.domain} would exceed the skew and the other ${key}s cannot take the pod`;
+    case 'inverse':
+      return `${describeTerm(g.term)} of pod ${g.ownerExample} repels it from ${key} ${r.domain}`;
   }
 }
