@@ -11,17 +11,18 @@
 // In `karpenter` order (PackingOrder) it decides as Karpenter does instead: pod by pod in queue order,
 // the emptiest claim first, claims uncapped; solve() keeps the cheaper plan.
 // This file holds preparation, the order of classes and placement; packing/ holds the rest: vectors,
-// state, catalog (types, requirements, overhead), pod-terms (topology groups, relaxation), pool-fit
-// (reasons), topology-targets, claim-opening (caps, limits, the forced-node share), karpenter-order,
-// hosts, tail-repack, post-passes (slack fill, merge, rebalance), finalize, split-fit, offerings.
+// state, classes (pod shapes), catalog (types, requirements, overhead), pod-terms (topology groups,
+// relaxation), pool-fit (reasons), topology-targets, claim-opening (caps, limits, the forced-node
+// share), karpenter-order, hosts, tail-repack, post-passes (slack fill, merge, rebalance), finalize,
+// split-fit, offerings, skips, memo.
 
-import type { NodeSelectorRequirement, Pod } from '../apis/core/v1';
-import type { Resources } from '../instancetypes/types';
+import type { Pod } from '../apis/core/v1';
 import type { ExistingNode, SchedulingInput, SchedulingResult, UnschedulablePod } from './index';
 import { TypeCatalog } from './packing/catalog';
 import { ClaimOpening } from './packing/claim-opening';
+import { classify, specInfos } from './packing/classes';
 import { finalize } from './packing/finalize';
-import { hostPortsKey, labelsWithHostPorts } from './packing/host-ports';
+import { labelsWithHostPorts } from './packing/host-ports';
 import { domainOf, hostRoom } from './packing/hosts';
 import { KarpenterOrder } from './packing/karpenter-order';
 import { cmp } from './packing/ordering';
@@ -46,10 +47,10 @@ import type {
 import { TailRepack } from './packing/tail-repack';
 import { TopologyTargets } from './packing/topology-targets';
 import { Dims, fitsUsed, roomIn, unitsOf } from './packing/vectors';
-import { type Requirements, requirementFrom, requirementIn } from './requirements';
+import { type Requirements, requirementIn } from './requirements';
 import { PODS, podRequests } from './resources';
 import { schedulingTaints, untoleratedTaint } from './taints';
-import { describeTerm, type TopologyTerm, termMatches } from './topology';
+import { describeTerm, termMatches } from './topology';
 
 /** Finer rounds fill each node with a closer copy of the mix; four keep the placement calls few. */
 const ROUNDS_PER_NODE = 4;
@@ -67,16 +68,6 @@ const NONE: Fit = Object.freeze({ n: 0 });
 const CONFLICT: Fit = Object.freeze({ n: 0 });
 /** No instance type the claim may still have has room for one more pod of these requests. */
 const FULL: Fit = Object.freeze({ n: 0 });
-
-/** A pod's shape, shared by the pods of one shape (Packer.specInfos). */
-interface SpecInfo {
-  key: string;
-  sig: number;
-  req: Resources;
-  terms: TopologyTerm[];
-}
-
-const NO_VOLUME: readonly NodeSelectorRequirement[] = [];
 
 /** A batch pinned to no domain (the variant has no pin keys). */
 const UNPINNED: Pinned = Object.freeze({ targets: [], key: '' });
@@ -234,7 +225,7 @@ export class Packer {
 
   private prepare(): void {
     const { input, dims } = this;
-    const { infos, reqs, selectorKeys } = this.specInfos();
+    const { infos, reqs, selectorKeys } = specInfos(input.pods, this.terms);
     // Distinct request sets in the order pods first bring them: the dims come in the order pods name them.
     for (const req of reqs) for (const name of Object.keys(req)) dims.add(name);
     const dsReqs = (input.daemonSets ?? []).map((pod) => {
@@ -266,7 +257,11 @@ export class Packer {
       for (const k of Object.keys(it.labels)) this.catalog.typeKeys.add(k);
     for (const [index, pool] of pools.entries()) this.pools.push(this.catalog.poolState(pool, index));
 
-    this.classify(infos, [...selectorKeys].sort());
+    this.classes = classify(input, infos, [...selectorKeys].sort(), {
+      dims,
+      terms: this.terms,
+      reqIdOf: (req) => this.reqIdOf(req),
+    });
 
     // Existing nodes, initialized ones first, then by name (Karpenter's sortExistingNodes): a node still
     // registering or starting up may never come up, an initialized one is there.
@@ -323,121 +318,6 @@ export class Packer {
         }
       }
     }
-  }
-
-  /**
-   * Each pod's shape: its requests, and its node selection, tolerations, topology and host ports (the
-   * signature), each interned to a small number so the class keys stay short to hash; pods of one shape
-   * share one SpecInfo. Also the distinct request sets and the label keys the pods' selectors read.
-   */
-  private specInfos(): { infos: SpecInfo[]; reqs: Resources[]; selectorKeys: Set<string> } {
-    const resIds = new Map<string, number>();
-    const reqByRes: Resources[] = [];
-    const sigIds = new Map<string, number>();
-    const termsBySig: TopologyTerm[][] = [];
-    const shared: SpecInfo[][] = [];
-    const selectorKeys = new Set<string>();
-    const infos: SpecInfo[] = [];
-    const pods = this.input.pods;
-    for (let i = 0; i < pods.length; i++) {
-      const pod = pods[i]!;
-      const s = pod.spec;
-      const resKey = JSON.stringify([
-        s.containers.map((c) => c.resources ?? null),
-        s.initContainers?.map((c) => [c.resources ?? null, c.restartPolicy ?? null]) ?? null,
-        s.overhead ?? null,
-      ]);
-      const ports = hostPortsKey(pod);
-      const sigKey =
-        s.nodeSelector || s.affinity || s.tolerations || s.topologySpreadConstraints || ports
-          ? JSON.stringify([
-              s.nodeSelector ?? null,
-              s.affinity ?? null,
-              s.tolerations ?? null,
-              s.topologySpreadConstraints ?? null,
-              ...(ports ? [ports] : []),
-            ])
-          : '';
-      let res = resIds.get(resKey);
-      if (res === undefined) {
-        res = reqByRes.length;
-        resIds.set(resKey, res);
-        reqByRes.push(podRequests(pod));
-      }
-      let sig = sigIds.get(sigKey);
-      // matchLabelKeys read the pod's own labels, so such terms cannot be shared between pods.
-      const own = sigKey.includes('"matchLabelKeys"');
-      const known = sig === undefined || own ? undefined : shared[sig]?.[res];
-      if (known) {
-        infos.push(known);
-        continue;
-      }
-      let terms = sig === undefined || own ? undefined : termsBySig[sig];
-      if (!terms) {
-        terms = this.terms.podTerms(pod);
-        for (const t of terms) for (const k of t.selector.keys) selectorKeys.add(k);
-      }
-      if (sig === undefined) {
-        sig = termsBySig.length;
-        sigIds.set(sigKey, sig);
-        termsBySig.push(terms);
-      }
-      const info: SpecInfo = { key: `${res}:${sig}`, sig, req: reqByRes[res]!, terms };
-      if (!own) {
-        const bySig = shared[sig] ?? [];
-        bySig[res] = info;
-        shared[sig] = bySig;
-      }
-      infos.push(info);
-    }
-    return { infos, reqs: reqByRes, selectorKeys };
-  }
-
-  /** Pods into classes: one per namespace, shape, volume requirements and value of each label a selector reads. */
-  private classify(infos: readonly SpecInfo[], labelKeys: readonly string[]): void {
-    const { input, dims } = this;
-    const byKey = new Map<string, PodClass>();
-    for (let i = 0; i < input.pods.length; i++) {
-      const pod = input.pods[i]!;
-      const info = infos[i]!;
-      const volume = input.volumeRequirements?.get(pod) ?? NO_VOLUME;
-      const namespace = pod.metadata.namespace ?? 'default';
-      const labels = labelsWithHostPorts(pod);
-      let labelPart = volume.length > 0 ? `\u0000${JSON.stringify(volume)}` : '';
-      for (let k = 0; k < labelKeys.length; k++) {
-        const name = labelKeys[k]!;
-        if (labels[name] !== undefined) labelPart += `\u0000${name}=${labels[name]}`;
-      }
-      const key = `${namespace}\u0000${info.key}${labelPart}`;
-      let cls = byKey.get(key);
-      if (!cls) {
-        const req = dims.vector(info.req);
-        cls = {
-          id: byKey.size,
-          pods: [],
-          namespace,
-          labels,
-          spec: pod.spec,
-          first: pod,
-          req,
-          reqId: this.reqIdOf(req),
-          cpu: req[0]!,
-          memory: req[1]!,
-          matched: [],
-          inverse: [],
-          variants: [],
-          relax: undefined,
-          signature: `${namespace}\u0000${info.sig}${labelPart}`,
-          volume: volume.map(requirementFrom),
-          // Host ports repel like hostname anti-affinity, which the spec alone does not show.
-          ...(hostPortsKey(pod) ? { movable: false } : {}),
-        };
-        byKey.set(key, cls);
-        for (const t of info.terms) this.terms.group(t);
-      }
-      cls.pods.push(pod);
-    }
-    this.classes = [...byKey.values()].sort((a, b) => b.cpu - a.cpu || b.memory - a.memory || a.id - b.id);
   }
 
   /** Classes by signature, each list and the lists largest-first (Karpenter's queue order). */
