@@ -152,7 +152,7 @@ export class FakeApiServer {
 
   /** Puts any served object (a NodePool, an Event…) as a client's create or update would. */
   putObject(resource: string, object: { metadata: { name: string; namespace?: string } }): StoredObject {
-    return this.store.put(resource, structuredClone(object) as StoredObject);
+    return this.store.put(resource, structuredClone(object) as StoredObject, true);
   }
 
   getObject(resource: string, name: string, namespace?: string): StoredObject | undefined {

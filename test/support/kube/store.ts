@@ -121,8 +121,11 @@ export class Store {
       .map(([, object]) => object);
   }
 
-  /** Creates or replaces an object, bumping its resourceVersion. */
-  put(resource: Resource, input: StoredObject): StoredObject {
+  /**
+   * Creates or replaces an object, bumping its resourceVersion. `seeded`: a test's fixture, which may
+   * stand for an object already changed before (its own generation is kept on create).
+   */
+  put(resource: Resource, input: StoredObject, seeded = false): StoredObject {
     const key = keyOf(input);
     const previous = this.of(resource).get(key);
     const kind = kindOf(resource, this.registry);
@@ -133,7 +136,8 @@ export class Store {
       // A custom resource's generation counts changes of what is not metadata or status (its spec).
       const before = previous?.metadata.generation;
       const same = JSON.stringify(previous?.spec) === JSON.stringify(object.spec);
-      object.metadata.generation = before === undefined ? 1 : same ? before : before + 1;
+      const created = seeded ? (input.metadata.generation ?? 1) : 1;
+      object.metadata.generation = before === undefined ? created : same ? before : before + 1;
     }
     object.metadata.resourceVersion = String(++this.revision);
     this.of(resource).set(key, object);
