@@ -70,25 +70,72 @@ export interface LabelKeyContext {
 }
 
 /**
- * The CRD's label-key rules in order, each returning its upstream message. Since
- * kubernetes-sigs/karpenter #2586 (Karpenter v1.9) the CRDs restrict only the karpenter.sh domain,
- * kubernetes.io/hostname and the karpenter.k8s.aws allow-list: keys under kubernetes.io and k8s.io
- * are accepted, and the kubelet-settable ones are kept apart when userData is rendered
- * (isKubeletSettableLabel).
+ * One of the CRD's label-key rules: the check and its CEL twin, written for a variable (`self` on a
+ * requirement key, `x` inside `self.all(x, …)` on a labels map). Since kubernetes-sigs/karpenter
+ * #2586 (Karpenter v1.9) the CRDs restrict only the karpenter.sh domain, kubernetes.io/hostname and
+ * the karpenter.k8s.aws allow-list: keys under kubernetes.io and k8s.io are accepted, and the
+ * kubelet-settable ones are kept apart when userData is rendered (isKubeletSettableLabel).
  */
+export interface LabelRestriction {
+  message: string;
+  /** NodePool keys only: NodeClaims may carry karpenter.sh/nodepool. */
+  nodePoolOnly?: boolean;
+  restricts(key: string): boolean;
+  /**
+   * Its CEL twin; absent where no upstream conformance case exercises the rule yet (the CRD carries
+   * only rules a test holds to the validator: test/apis/v1/crd-conformance.test.ts).
+   */
+  cel?: (variable: string) => string;
+}
+
+/**
+ * CEL's `key.find("^([^/]+)")`: everything before the first `/`, or the whole key without one (so a
+ * bare `karpenter.sh` key is in the domain, as upstream's rule has it).
+ */
+function celDomain(key: string): string {
+  return key.split('/')[0] ?? '';
+}
+
+const celList = (keys: readonly string[]) => `[${keys.map((k) => JSON.stringify(k)).join(', ')}]`;
+const celDomainOf = (variable: string) => `${variable}.find("^([^/]+)")`;
+
+/** The rules in upstream's order. */
+export const LABEL_RESTRICTIONS: readonly LabelRestriction[] = [
+  {
+    message: 'label domain "karpenter.sh" is restricted',
+    // CEL `endsWith("karpenter.sh")`: a suffix match without a dot, as upstream writes it.
+    restricts: (key) =>
+      celDomain(key).endsWith('karpenter.sh') && key !== LABEL_CAPACITY_TYPE && key !== LABEL_NODEPOOL,
+    cel: (v) =>
+      `${v} in ${celList([LABEL_CAPACITY_TYPE, LABEL_NODEPOOL])} || !${celDomainOf(v)}.endsWith("karpenter.sh")`,
+  },
+  {
+    message: `label "${LABEL_NODEPOOL}" is restricted`,
+    nodePoolOnly: true,
+    restricts: (key) => key === LABEL_NODEPOOL,
+    cel: (v) => `${v} != "${LABEL_NODEPOOL}"`,
+  },
+  {
+    message: `label "${LABEL_HOSTNAME}" is restricted`,
+    restricts: (key) => key === LABEL_HOSTNAME,
+    cel: (v) => `${v} != "${LABEL_HOSTNAME}"`,
+  },
+  {
+    message: 'label domain "karpenter.k8s.aws" is restricted',
+    restricts: (key) => celDomain(key).endsWith('karpenter.k8s.aws') && !AWS_WELL_KNOWN_LABELS.has(key),
+  },
+];
+
+/** The restrictions that apply to NodePool (or NodeClaim) keys. */
+export function labelRestrictions(context: LabelKeyContext): LabelRestriction[] {
+  return LABEL_RESTRICTIONS.filter((r) => context.nodePool || !r.nodePoolOnly);
+}
+
+/** The CRD's label-key rules that fail for the key, each with its upstream message, in order. */
 export function restrictedLabelMessages(key: string, context: LabelKeyContext): string[] {
-  const domain = labelDomain(key);
-  const messages: string[] = [];
-  // CEL `find("^([^/]+)").endsWith("karpenter.sh")`: a suffix match without a dot, as upstream writes it.
-  if (domain.endsWith('karpenter.sh') && key !== LABEL_CAPACITY_TYPE && key !== LABEL_NODEPOOL) {
-    messages.push('label domain "karpenter.sh" is restricted');
-  }
-  if (context.nodePool && key === LABEL_NODEPOOL) messages.push('label "karpenter.sh/nodepool" is restricted');
-  if (key === LABEL_HOSTNAME) messages.push('label "kubernetes.io/hostname" is restricted');
-  if (domain.endsWith('karpenter.k8s.aws') && !AWS_WELL_KNOWN_LABELS.has(key)) {
-    messages.push('label domain "karpenter.k8s.aws" is restricted');
-  }
-  return messages;
+  return labelRestrictions(context)
+    .filter((r) => r.restricts(key))
+    .map((r) => r.message);
 }
 
 // Go's k8s.io/apimachinery validation.IsQualifiedName, which Karpenter's runtime validation applies to

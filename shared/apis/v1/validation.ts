@@ -10,8 +10,8 @@ import { parseCron } from './cron';
 import {
   LABEL_NODEPOOL,
   type LabelKeyContext,
+  labelRestrictions,
   qualifiedNameMessages,
-  restrictedLabelMessages,
   WELL_KNOWN_VALUES,
 } from './labels';
 import {
@@ -105,11 +105,25 @@ function topLevel(apiVersion: string, kind: string, spec: Schema): ObjectSchema 
   );
 }
 
-/** Map-key check reporting each CRD label-domain rule that fails for the key. */
-const labelKeyRules =
-  (context: LabelKeyContext): Rule<string> =>
-  (key, path) =>
-    restrictedLabelMessages(key, context).map((message) => ({ path, message }));
+/** A requirement key's label-domain rules, each with its CEL twin on the key (`self`). */
+const labelKeyRules = (context: LabelKeyContext): Rule<string>[] =>
+  labelRestrictions(context).map((r) => {
+    const check = rule(r.message, (key: string) => !r.restricts(key));
+    return r.cel ? cel(check, { rule: r.cel('self'), message: r.message }) : check;
+  });
+
+/**
+ * A labels map's label-domain rules, on the map (OpenAPI has no schema for map keys): each key that
+ * fails is reported at `path[key]`; the CEL twin is `self.all(x, …)` over the keys.
+ */
+const labelMapRules = (context: LabelKeyContext): Rule<JsonObject>[] =>
+  labelRestrictions(context).map((r) => {
+    const check: Rule<JsonObject> = (labels, path) =>
+      Object.keys(labels)
+        .filter((key) => r.restricts(key))
+        .map((key) => ({ path: keyPath(path, key), message: r.message }));
+    return r.cel ? cel(check, { rule: `self.all(x, ${r.cel('x')})`, message: r.message }) : check;
+  });
 
 /**
  * Karpenter's runtime validation (NodePool.RuntimeValidate) runs IsQualifiedName on label, taint and
@@ -147,18 +161,36 @@ function taintSchema(runtime: boolean): Schema {
 
 const COMPARISON_OPERATORS = ['Gt', 'Lt', 'Gte', 'Lte'];
 
+/** CEL: the requirement's operator is one of these. */
+const operatorIn = (operators: readonly string[]) => operators.map((o) => `self.operator == '${o}'`).join(' || ');
+
+// Upstream writes these on the requirements list (`self.all(x, …)`); here they sit on each requirement
+// (`self` is the requirement), which refuses the same objects with the same messages.
 const requirementRules: Rule<JsonObject>[] = [
+  // No CEL twin yet: no upstream conformance case exercises it (the CRD carries only rules a test holds).
   rule("requirements with operator 'In' must have a value defined", (r) =>
     r.operator === 'In' ? Array.isArray(r.values) && r.values.length > 0 : true,
   ),
-  rule("requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value", (r) => {
-    if (!COMPARISON_OPERATORS.includes(String(r.operator))) return true;
-    return Array.isArray(r.values) && r.values.length === 1 && /^[0-9]+$/.test(String(r.values[0]));
-  }),
-  rule("requirements with 'minValues' must have at least that many values specified in the 'values' field", (r) => {
-    if (r.operator !== 'In' || typeof r.minValues !== 'number') return true;
-    return Array.isArray(r.values) && r.values.length >= r.minValues;
-  }),
+  cel(
+    rule("requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value", (r) => {
+      if (!COMPARISON_OPERATORS.includes(String(r.operator))) return true;
+      return Array.isArray(r.values) && r.values.length === 1 && /^[0-9]+$/.test(String(r.values[0]));
+    }),
+    {
+      rule: `(${operatorIn(COMPARISON_OPERATORS)}) ? (has(self.values) && self.values.size() == 1 && self.values[0].matches('^[0-9]+$')) : true`,
+      message: "requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value",
+    },
+  ),
+  cel(
+    rule("requirements with 'minValues' must have at least that many values specified in the 'values' field", (r) => {
+      if (r.operator !== 'In' || typeof r.minValues !== 'number') return true;
+      return Array.isArray(r.values) && r.values.length >= r.minValues;
+    }),
+    {
+      rule: "(self.operator == 'In' && has(self.minValues)) ? (has(self.values) && self.values.size() >= self.minValues) : true",
+      message: "requirements with 'minValues' must have at least that many values specified in the 'values' field",
+    },
+  ),
 ];
 
 /**
@@ -200,7 +232,7 @@ function requirementSchema(nodePool: boolean): Schema {
         maxLength: 316,
         pattern: QUALIFIED_NAME,
         patternMessage: QUALIFIED_NAME_MESSAGE,
-        rules: [labelKeyRules({ nodePool }), ...(nodePool ? [qualifiedNameRule] : [])],
+        rules: [...labelKeyRules({ nodePool }), ...(nodePool ? [qualifiedNameRule] : [])],
       }),
       operator: enumOf(['In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt', 'Lt', 'Gte', 'Lte']),
       values: array(string({ maxLength: 63, pattern: LABEL_VALUE, patternMessage: LABEL_VALUE_MESSAGE })),
@@ -311,8 +343,9 @@ const nodePoolSpecSchema = object(
             keys: string({
               pattern: QUALIFIED_NAME,
               patternMessage: QUALIFIED_NAME_MESSAGE,
-              rules: [labelKeyRules({ nodePool: true }), qualifiedNameRule],
+              rules: [qualifiedNameRule],
             }),
+            rules: labelMapRules({ nodePool: true }),
           }),
           annotations: map(string()),
         }),

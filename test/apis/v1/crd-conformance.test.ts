@@ -140,6 +140,9 @@ describe("the CRDs' CEL rules", () => {
         'NodePool.spec.disruption.budgets[]: has(self.schedule) == has(self.duration)',
         "NodePool.spec.template.spec.nodeClassRef.kind: self != ''",
         'EC2NodeClass.spec.amiSelectorTerms: self.all(x, has(x.tags) || has(x.id) || has(x.name) || has(x.alias) || has(x.ssmParameter))',
+        'NodePool.spec.template.metadata.labels: self.all(x, x != "kubernetes.io/hostname")',
+        'NodePool.spec.template.spec.requirements[].key: self != "karpenter.sh/nodepool"',
+        "NodeClaim.spec.requirements[]: (self.operator == 'In' && has(self.minValues)) ? (has(self.values) && self.values.size() >= self.minValues) : true",
       ]),
     );
   });

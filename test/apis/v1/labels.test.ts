@@ -41,6 +41,8 @@ describe('restrictedLabelMessages (CRD rules since Karpenter v1.9)', () => {
 
   it.each([
     ['karpenter.sh/team', 'label domain "karpenter.sh" is restricted'],
+    // CEL's find("^([^/]+)") is the whole key without a '/': a bare domain key is in the domain.
+    ['karpenter.sh', 'label domain "karpenter.sh" is restricted'],
     ['kubernetes.io/hostname', 'label "kubernetes.io/hostname" is restricted'],
     ['karpenter.k8s.aws/owner', 'label domain "karpenter.k8s.aws" is restricted'],
   ])('restricts %s', (key, message) => {
