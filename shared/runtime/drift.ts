@@ -35,7 +35,7 @@ import type { DrainDeps } from './drain';
 import { recordDisruptionConditions } from './drift-conditions';
 import { type ConsolidationOutcome, consolidateAfterDrift, recordPodEvents } from './drift-consolidation';
 import { publishGauges } from './drift-metrics';
-import { nodeEvent, recorderFor } from './events';
+import { type NodeClaimObjects, nodeClaimEvent, nodeEvent, recorderFor } from './events';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
 import type { NodeClassStatusWriter } from './nodeclass-status';
 import { deletionTimestamp, podsByNode } from './objects';
@@ -100,6 +100,10 @@ export interface DriftDeps extends DrainDeps, ClaimRecordsDeps {
   spotToSpotConsolidation?: boolean;
   /** Karpenter's NodeRepair feature gate (the Provisioner's nodeRepair prop): off, as upstream's default. */
   nodeRepair?: boolean;
+  /** NodeClaim objects, where Karpenter's CRDs are installed: disruption events go on them too. */
+  nodeClaimObjects?: NodeClaimObjects;
+  /** The NodeClaim of a node, for its events; runDrift sets it from its snapshot. */
+  nodeClaimOf?: (nodeName: string) => string | undefined;
   /** Writes the session's node-class statuses onto the cluster's EC2NodeClass objects (nodeclass-status.ts). */
   nodeClassStatus?: Pick<NodeClassStatusWriter, 'write'>;
 }
@@ -124,7 +128,8 @@ export interface DriftReport {
 
 /**
  * Publishes one of upstream's disruption events on the Node (DisruptionBlocked, Unconsolidatable,
- * DisruptionLaunching, DisruptionWaitingReadiness, DisruptionTerminating); best effort.
+ * DisruptionLaunching, DisruptionWaitingReadiness, DisruptionTerminating), and on its NodeClaim object
+ * where Karpenter's CRDs are installed, as upstream publishes both; best effort.
  */
 export async function disruptionEvent(
   deps: DriftDeps,
@@ -134,8 +139,24 @@ export async function disruptionEvent(
 ): Promise<void> {
   const kube = deps.kube;
   if (!kube.createEvent) return;
-  const createEvent = kube.createEvent.bind(kube);
-  await recorderFor({ createEvent }, deps.clock, deps.log).publish(nodeEvent(nodeName, 'Normal', reason, message));
+  // Keyed on the client itself, so repeats are deduplicated across the calls of a warm function.
+  const recorder = recorderFor(kube as Pick<KubeClient, 'createEvent'>, deps.clock, deps.log);
+  await recorder.publish(nodeEvent(nodeName, 'Normal', reason, message));
+  const claim = deps.nodeClaimOf?.(nodeName);
+  if (!claim || !deps.nodeClaimObjects) return;
+  const event = await nodeClaimEvent(deps.nodeClaimObjects, deps.log, claim, { type: 'Normal', reason, message });
+  if (event) await recorder.publish(event);
+}
+
+/** Node name → NodeClaim name of our nodes in the snapshot (its record's, else its instance tag's). */
+export function nodeClaimNames(snap: Pick<Snapshot, 'live' | 'pods' | 'nodes' | 'claims'>): Map<string, string> {
+  const out = new Map<string, string>();
+  const tagged = new Map(snap.live.map((i) => [i.instanceId, i.nodeClaimName]));
+  for (const n of clusterNodes(snap).ours) {
+    const name = n.record?.metadata.name ?? tagged.get(n.instance.instanceId);
+    if (name) out.set(n.node.metadata.name, name);
+  }
+  return out;
 }
 
 /** Everything one run decides from, read at its start. */
@@ -472,8 +493,10 @@ export async function startDisruption(
 }
 
 /** One run: resume recorded disruptions, then start the candidates the budgets allow now. */
-export async function runDrift(deps: DriftDeps, trigger: DriftTrigger): Promise<DriftReport> {
-  const taken = await takeSnapshot(deps);
+export async function runDrift(given: DriftDeps, trigger: DriftTrigger): Promise<DriftReport> {
+  const taken = await takeSnapshot(given);
+  const claimOf = nodeClaimNames(taken);
+  const deps: DriftDeps = { ...given, nodeClaimOf: (node) => claimOf.get(node) };
   if (taken.session.statuses) await deps.nodeClassStatus?.write(taken.session.statuses);
   const withEvents = { ...taken, claims: await recordPodEvents(deps, taken) };
   const conditioned = { ...withEvents, claims: await recordDisruptionConditions(deps, withEvents) };

@@ -6,6 +6,7 @@ import type { Node, Pod } from '../../shared/apis/core/v1';
 import type { Budget, EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 import { KUBE, METRIC } from '../../shared/contracts';
 import { launchHashTags } from '../../shared/disruption/hash';
+import type { KarpenterObject } from '../../shared/kube/karpenter';
 import type { ResolvedAMI } from '../../shared/launch/launchtemplate';
 import { newNodeClaimRecord } from '../../shared/nodeclaim/record';
 import { InMemoryStateStore } from '../../shared/providers/memorystate';
@@ -385,7 +386,7 @@ describe('parseDriftTrigger', () => {
     expect(parseDriftTrigger(null)).toBeUndefined();
   });
 
-  it('events.go: DisruptionBlocked names the PDB; DisruptionLaunching, DisruptionWaitingReadiness and DisruptionTerminating follow the command', async () => {
+  it('events.go: DisruptionBlocked names the PDB; DisruptionLaunching, DisruptionWaitingReadiness and DisruptionTerminating follow the command, on the Node and its NodeClaim object', async () => {
     const p = pool([{ nodes: '100%' }]);
     const guarded = web('g1', 'g');
     guarded.metadata.labels = { app: 'guarded' };
@@ -401,10 +402,24 @@ describe('parseDriftTrigger', () => {
         status: { disruptionsAllowed: 0 },
       } as (typeof kube.pdbs)[number],
     ];
-    await runDrift(deps(p), { kind: 'schedule' });
-    await runDrift(deps(p), { kind: 'schedule' });
+    // Karpenter's CRDs installed: the NodeClaim objects exist (only a's), and get the events too.
+    const objects: DriftDeps['nodeClaimObjects'] = {
+      get: async (_resource, name) =>
+        name === 'default-a' ? ({ metadata: { name, uid: `uid-${name}` } } as KarpenterObject) : undefined,
+    };
+    const withObjects = () => ({ ...deps(p), nodeClaimObjects: objects });
+    await runDrift(withObjects(), { kind: 'schedule' });
+    await runDrift(withObjects(), { kind: 'schedule' });
     registerReplacements();
-    await runDrift(deps(p), { kind: 'schedule' });
+    await runDrift(withObjects(), { kind: 'schedule' });
+    const onClaims = kube.events
+      .filter((e) => e.involvedObject.kind === 'NodeClaim')
+      .map((e) => [e.involvedObject.name, e.involvedObject.uid, e.reason]);
+    expect(onClaims).toEqual([
+      ['default-a', 'uid-default-a', 'DisruptionLaunching'],
+      ['default-a', 'uid-default-a', 'DisruptionWaitingReadiness'],
+      ['default-a', 'uid-default-a', 'DisruptionTerminating'],
+    ]);
     const seen = kube.events.map((e) => [e.involvedObject.name, e.reason]);
     expect(kube.events.find((e) => e.involvedObject.name === 'g')).toMatchObject({
       reason: 'DisruptionBlocked',

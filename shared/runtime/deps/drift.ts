@@ -97,6 +97,7 @@ export async function driftDeps(runtime: Runtime, telemetry: Telemetry): Promise
     sleep: runtime.sleep,
     ...(settings.nodeRepair ? { nodeRepair: true } : {}),
     ...(settings.spotToSpotConsolidation ? { spotToSpotConsolidation: true } : {}),
+    nodeClaimObjects: kube.karpenterObjects(),
     nodeClassStatus: new NodeClassStatusWriter({ karpenter: kube.karpenterObjects(), log: telemetry.log, clock }),
   };
 }
