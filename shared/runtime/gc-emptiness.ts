@@ -8,7 +8,7 @@
 import type { Node, Pod } from '../apis/core/v1';
 import type { NodePool } from '../apis/v1/types';
 import { METRIC } from '../contracts';
-import { budgetLimit } from '../disruption/budgets';
+import { type BudgetMember, budgetCounts, budgetLimit } from '../disruption/budgets';
 import {
   decideEmptyDisruptions,
   EMPTY_SINCE_ANNOTATION,
@@ -26,7 +26,8 @@ import type { DisruptionRecord, DisruptionState, FullStateStore } from '../provi
 import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
 import type { DrainDeps } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
-import { deletionTimestamp, podsByNode } from './objects';
+import { deletionTimestamp, nodeCondition, podsByNode } from './objects';
+import { isInitialized } from './registration';
 import { beginTermination } from './termination';
 
 /** Emptiness records live as long as drift's: the drain they start may wait on PDBs for days. */
@@ -73,20 +74,28 @@ function view(
   const byId = new Map(live.map((i) => [i.instanceId, i]));
   const bound = podsByNode(pods);
   const subjects: EmptinessSubject[] = [];
-  const disrupting = new Map<string, Set<string>>();
-  const poolSizes = new Map<string, number>();
+  const members: BudgetMember[] = [];
   for (const node of nodes) {
     const instance = byId.get(instanceIdFromProviderID(node.spec?.providerID) ?? '');
     if (!instance) continue;
     const name = node.metadata.name;
-    poolSizes.set(instance.nodePool, (poolSizes.get(instance.nodePool) ?? 0) + 1);
-    if (deletionTimestamp(node) || busy.has(name)) {
-      disrupting.set(instance.nodePool, new Set([...(disrupting.get(instance.nodePool) ?? []), name]));
-      continue;
-    }
-    if (awaited.has(instance.nodeClaimName)) continue;
+    const deleting = deletionTimestamp(node) !== undefined || busy.has(name);
+    // Budgets count as drift and consolidation do (budgets.ts): the pool's initialized nodes, with
+    // the NotReady and deleting ones among them using the budget up.
+    members.push({
+      name,
+      nodePool: instance.nodePool,
+      initialized: isInitialized(node),
+      // Only an explicit False or Unknown: a Node that never posted Ready is not initialized either.
+      notReady: (nodeCondition(node, 'Ready')?.status ?? 'True') !== 'True',
+      disrupting: deleting,
+    });
+    if (deleting || awaited.has(instance.nodeClaimName)) continue;
     subjects.push({ node, nodePool: instance.nodePool, pods: bound.get(name) ?? [] });
   }
+  const counts = budgetCounts(members);
+  const poolSizes = new Map([...counts].map(([pool, count]) => [pool, count.nodes]));
+  const disrupting = new Map([...counts].map(([pool, count]) => [pool, count.disrupting]));
   return { subjects, disrupting, poolSizes };
 }
 

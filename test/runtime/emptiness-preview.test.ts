@@ -146,3 +146,38 @@ describe('the emptiness preview of karpless disruption', () => {
     expect(json.emptyWaiting).toEqual([]);
   });
 });
+
+describe('the Empty budget of the gc run, counted as drift counts it', () => {
+  it('resolves 10% against the initialized nodes only, and lets a NotReady one use the budget up (upstream BuildDisruptionBudgetMapping)', () => {
+    const tenPercent = testNodePool({
+      disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '5m', budgets: [{ nodes: '10%' }] },
+    });
+    // Names that read as instance ids (a providerID's id is hex).
+    const initialized = Array.from({ length: 10 }, (_, i) => node(`a${i}`, 20 * MIN));
+    // Five more launched, registered, not initialized yet: upstream neither counts them nor counts them against.
+    const starting = Array.from({ length: 5 }, (_, i) => {
+      const n = node(`b${i}`, 20 * MIN);
+      delete n.metadata.labels?.[KUBE.initializedLabel];
+      return n;
+    });
+    const run = (nodes: Node[]) =>
+      previewEmptiness({
+        now: NOW,
+        nodes,
+        live: nodes.map((n) => instance(n.metadata.name)),
+        pods: [],
+        busy: new Set(),
+        awaited: new Set(),
+        nodePools: [tenPercent],
+        isEvictable,
+      }).decisions.filter((d) => d.allowed).length;
+    // 10% of 10 initialized is 1; counting the 15 nodes would allow 2.
+    expect(run([...initialized, ...starting])).toBe(1);
+    // One initialized node NotReady uses that one slot up.
+    const notReady = structuredClone(initialized);
+    (notReady[9] as Node).status = { conditions: [{ type: 'Ready', status: 'Unknown' }] } as NonNullable<
+      Node['status']
+    >;
+    expect(run([...notReady, ...starting])).toBe(0);
+  });
+});
