@@ -23,6 +23,7 @@ import {
 } from '../../shared/runtime/nodeclass-termination';
 import { FakeApiServer, testTls } from '../support/kube/fake-apiserver';
 import { findKubectl, Kubectl, writeKubeconfig } from '../support/kube/kubectl';
+import { testNodeClass, testNodePool } from '../support/nodepools';
 
 const START = Date.parse('2026-12-04T12:00:00Z');
 
@@ -51,31 +52,14 @@ function record(name: string, nodeClass = 'default'): NodeClaimRecord {
   });
 }
 
-const nodeClassObject = (name: string, metadata: Partial<KarpenterObject['metadata']> = {}): KarpenterObject => ({
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name, ...metadata },
-  spec: {
-    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'demo' } }],
-    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'demo' } }],
-    amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    role: 'KarpenterNodeRole-demo',
-  },
-});
-
-const nodePoolObject = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'general' },
-  spec: {
-    template: {
-      spec: {
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-        requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }],
-      },
-    },
-  },
+const nodeClassObject = (name: string, metadata: Partial<KarpenterObject['metadata']> = {}): KarpenterObject => {
+  const built = testNodeClass({ name, discovery: 'demo', role: 'KarpenterNodeRole-demo' });
+  return { ...built, metadata: { ...built.metadata, ...metadata } } as unknown as KarpenterObject;
 };
+
+const nodePoolObject = testNodePool({
+  template: { requirements: [{ key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] }] },
+});
 
 describe('nodeClassFinalizerActions', () => {
   const deleting = { deletionTimestamp: '2026-12-04T12:00:00Z', finalizers: [NODECLASS_TERMINATION_FINALIZER] };

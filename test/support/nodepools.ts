@@ -1,7 +1,8 @@
 // One NodePool builder for the disruption, drift, gc and consolidation tests: a pool named
-// `general` (or as given) on EC2NodeClass `default`, with no requirements unless given.
+// `general` (or as given) on EC2NodeClass `default`, with no requirements unless given; and one
+// EC2NodeClass builder selecting its subnets and security groups by a discovery tag.
 
-import type { NodePool } from '../../shared/apis/v1/types';
+import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 
 type Disruption = NonNullable<NodePool['spec']['disruption']>;
 type TemplateSpec = NodePool['spec']['template']['spec'];
@@ -25,3 +26,30 @@ export function testNodePool(
     },
   };
 }
+
+/** An EC2NodeClass `default` (or as given) finding subnets and security groups by `karpenter.sh/discovery`. */
+export function testNodeClass(options: {
+  name?: string;
+  discovery: string;
+  role: string;
+  alias?: string;
+}): EC2NodeClass {
+  const tags = { 'karpenter.sh/discovery': options.discovery };
+  return {
+    apiVersion: 'karpenter.k8s.aws/v1',
+    kind: 'EC2NodeClass',
+    metadata: { name: options.name ?? 'default' },
+    spec: {
+      subnetSelectorTerms: [{ tags }],
+      securityGroupSelectorTerms: [{ tags }],
+      amiSelectorTerms: [{ alias: options.alias ?? 'al2023@latest' }],
+      role: options.role,
+    },
+  };
+}
+
+/** The m5.large on-demand requirements most integration tests launch with. */
+export const M5_LARGE_ON_DEMAND: TemplateSpec['requirements'] = [
+  { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+  { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
+];

@@ -19,7 +19,6 @@ import { createHandler as gcHandler } from '../../../lambdas/gc/handler';
 import { createHandler as watcherHandler } from '../../../lambdas/watcher/handler';
 import type { Node } from '../../../shared/apis/core/v1';
 import { karpenterCrds } from '../../../shared/apis/v1/crds';
-import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { KUBE } from '../../../shared/contracts';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
 import { DynamoStateStore } from '../../../shared/providers/dynamostate';
@@ -33,6 +32,7 @@ import { once, type Powertools, powertools } from '../../../shared/runtime/power
 import { fakeClock } from '../../providers/fakes';
 import { pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
+import { M5_LARGE_ON_DEMAND, testNodeClass, testNodePool } from '../../support/nodepools';
 import { createCluster, createNetwork, injectFault, type MotoAccount, motoAccount, type Network } from '../helpers';
 import { type FunctionRuntimes, formatDenial, functionRuntimes, takeDenials } from '../iam';
 import { SEED_K8S_VERSION } from '../moto/seed';
@@ -43,36 +43,12 @@ const DISCOVERY = { 'karpenter.sh/discovery': CLUSTER };
 const ROLE = `KarpenterNodeRole-${CLUSTER}`;
 const RECOMMENDED = `/aws/service/eks/optimized-ami/${SEED_K8S_VERSION}/amazon-linux-2023/x86_64/standard/recommended/image_id`;
 
-const nodeClass: EC2NodeClass = {
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name: 'default' },
-  spec: {
-    subnetSelectorTerms: [{ tags: DISCOVERY }],
-    securityGroupSelectorTerms: [{ tags: DISCOVERY }],
-    amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    role: ROLE,
-  },
-};
+const nodeClass = testNodeClass({ discovery: CLUSTER, role: ROLE });
 
-const nodePool: NodePool = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'general' },
-  spec: {
-    template: {
-      spec: {
-        requirements: [
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
-        ],
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-        expireAfter: '720h',
-      },
-    },
-    disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '1h', budgets: [{ nodes: '1' }] },
-  },
-};
+const nodePool = testNodePool({
+  template: { requirements: M5_LARGE_ON_DEMAND, expireAfter: '720h' },
+  disruption: { consolidationPolicy: 'WhenEmpty', consolidateAfter: '1h', budgets: [{ nodes: '1' }] },
+});
 
 const context = {
   getRemainingTimeInMillis: () => 20_000,
