@@ -11,7 +11,6 @@ import { instanceTypesByNodePool } from '../../cli/commands/plan';
 import { kubeconfigConnection, kubeconfigPath, planFromCluster } from '../../cli/commands/plan-cluster';
 import type { Pod } from '../../shared/apis/core/v1';
 import { karpenterCrds } from '../../shared/apis/v1/crds';
-import type { EC2NodeClass, NodePool } from '../../shared/apis/v1/types';
 import { loadBuiltInCatalog } from '../../shared/instancetypes/catalog';
 import { HttpKubeClient } from '../../shared/kube/client';
 import { mirroredNodeClaim } from '../../shared/nodeclaim/mirror';
@@ -30,41 +29,24 @@ import { FakeInstances, RecordingLog, RecordingMetrics, recordingLauncher } from
 import { daemonSet, node, pod } from '../support/kube/builders';
 import { FakeApiServer } from '../support/kube/fake-apiserver';
 import { kubeconfigText } from '../support/kube/kubectl';
+import { testNodeClass, testNodePool } from '../support/nodepools';
 import { inProcess } from './run';
 
 const NOW = Date.parse('2026-12-04T10:00:00Z');
 const NODE = 'ip-10-0-1-17.ec2.internal';
 const INSTANCE = 'i-0123456789abcdef0';
 
-const nodeClass: EC2NodeClass = {
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name: 'default' },
-  spec: {
-    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'c1' } }],
-    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': 'c1' } }],
-    amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    role: 'KarpenterNodeRole-c1',
-  },
-};
+const nodeClass = testNodeClass({ discovery: 'c1', role: 'KarpenterNodeRole-c1' });
 
-const nodePool: NodePool = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'general' },
-  spec: {
-    limits: { cpu: '64' },
-    template: {
-      spec: {
-        requirements: [
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-          { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m5', 'c5'] },
-        ],
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      },
-    },
+const nodePool = testNodePool({
+  template: {
+    requirements: [
+      { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
+      { key: 'karpenter.k8s.aws/instance-family', operator: 'In', values: ['m5', 'c5'] },
+    ],
   },
-};
+});
+nodePool.spec.limits = { cpu: '64' };
 
 const labels = {
   'karpenter.sh/nodepool': 'general',
