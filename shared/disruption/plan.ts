@@ -378,22 +378,26 @@ function notReady(node: Node): boolean {
   return ready !== undefined && ready.status !== 'True';
 }
 
+/** One node of ours as the budgets count it: `disrupting` when something already holds it. */
+export function budgetMember(node: Node, nodePool: string, disrupting: boolean): BudgetMember {
+  const labels = node.metadata.labels ?? {};
+  return {
+    name: node.metadata.name,
+    nodePool,
+    initialized: labels[KUBE.registeredLabel] === 'true' && labels[KUBE.initializedLabel] === 'true',
+    notReady: notReady(node),
+    disrupting: disrupting || deletionTimestamp(node) !== undefined,
+  };
+}
+
 /** Our nodes as the budgets count them: initialized ones, and whether each uses the budget up. */
 export function budgetMembers(
   nodes: readonly ClusterNode[],
   disrupting: ReadonlyMap<string, ReadonlySet<string>>,
 ): BudgetMember[] {
-  return nodes.map((n) => {
-    const labels = n.node.metadata.labels ?? {};
-    const name = n.node.metadata.name;
-    return {
-      name,
-      nodePool: n.instance.nodePool,
-      initialized: labels[KUBE.registeredLabel] === 'true' && labels[KUBE.initializedLabel] === 'true',
-      notReady: notReady(n.node),
-      disrupting: deletionTimestamp(n.node) !== undefined || disrupting.get(n.instance.nodePool)?.has(name) === true,
-    };
-  });
+  return nodes.map((n) =>
+    budgetMember(n.node, n.instance.nodePool, disrupting.get(n.instance.nodePool)?.has(n.node.metadata.name) === true),
+  );
 }
 
 /** Candidates, what the budgets decide for each (in order), and each one's replacement plan. */

@@ -19,6 +19,7 @@ import {
 } from '../disruption/emptiness';
 import { claimTerminationGracePeriodMs } from '../disruption/expiration';
 import { releaseBudgetSlot, reserveBudgetSlot } from '../disruption/ledger';
+import { budgetMember } from '../disruption/plan';
 import type { BudgetLimit } from '../disruption/types';
 import type { KubeClient } from '../kube/types';
 import { errorMessage } from '../providers/aws-errors';
@@ -26,8 +27,7 @@ import type { DisruptionRecord, DisruptionState, FullStateStore } from '../provi
 import { type ClaimRecordsDeps, readClaims, recordOf } from './claims';
 import type { DrainDeps } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
-import { deletionTimestamp, nodeCondition, podsByNode } from './objects';
-import { isInitialized } from './registration';
+import { deletionTimestamp, podsByNode } from './objects';
 import { beginTermination } from './termination';
 
 /** Emptiness records live as long as drift's: the drain they start may wait on PDBs for days. */
@@ -80,16 +80,9 @@ function view(
     if (!instance) continue;
     const name = node.metadata.name;
     const deleting = deletionTimestamp(node) !== undefined || busy.has(name);
-    // Budgets count as drift and consolidation do (budgets.ts): the pool's initialized nodes, with
-    // the NotReady and deleting ones among them using the budget up.
-    members.push({
-      name,
-      nodePool: instance.nodePool,
-      initialized: isInitialized(node),
-      // Only an explicit False or Unknown: a Node that never posted Ready is not initialized either.
-      notReady: (nodeCondition(node, 'Ready')?.status ?? 'True') !== 'True',
-      disrupting: deleting,
-    });
+    // Budgets count as drift and consolidation do: the pool's initialized nodes, with the NotReady
+    // and deleting ones among them using the budget up.
+    members.push(budgetMember(node, instance.nodePool, deleting));
     if (deleting || awaited.has(instance.nodeClaimName)) continue;
     subjects.push({ node, nodePool: instance.nodePool, pods: bound.get(name) ?? [] });
   }
