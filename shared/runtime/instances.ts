@@ -144,20 +144,20 @@ export class ClaimInstances {
     return { describe: this.describeBatches.calls, terminate: this.terminateBatches.calls };
   }
 
-  private async describe(input: DescribeInstancesCommandInput): Promise<ClaimInstance[]> {
-    const out: ClaimInstance[] = [];
+  /** Every instance the filters match, all pages. */
+  private async describeAll(input: DescribeInstancesCommandInput): Promise<Instance[]> {
+    const out: Instance[] = [];
     let token: string | undefined;
     do {
       const page = await this.ec2.describeInstances({ ...input, ...(token ? { NextToken: token } : {}) });
-      for (const reservation of page.Reservations ?? []) {
-        for (const instance of reservation.Instances ?? []) {
-          const claim = claimInstance(instance, this.cluster);
-          if (claim) out.push(claim);
-        }
-      }
+      for (const reservation of page.Reservations ?? []) out.push(...(reservation.Instances ?? []));
       token = page.NextToken;
     } while (token);
     return out;
+  }
+
+  private async describe(input: DescribeInstancesCommandInput): Promise<ClaimInstance[]> {
+    return (await this.describeAll(input)).flatMap((instance) => claimInstance(instance, this.cluster) ?? []);
   }
 
   /**
@@ -195,28 +195,24 @@ export class ClaimInstances {
    * adopted them. Nothing else lists them (they are not `live()`), so gc looks for them here.
    */
   async unclaimedLaunches(): Promise<UnclaimedLaunch[]> {
-    const out: UnclaimedLaunch[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.ec2.describeInstances({
-        Filters: [
-          { Name: `tag:${TAG.clusterName}`, Values: [this.cluster] },
-          { Name: 'tag-key', Values: [LAUNCH_BATCH_TAG] },
-          { Name: 'instance-state-name', Values: LIVE_STATES },
-        ],
-        ...(token ? { NextToken: token } : {}),
-      });
-      for (const instance of (page.Reservations ?? []).flatMap((r) => r.Instances ?? [])) {
-        if (!instance.InstanceId || tagValue(instance, TAG.nodeClaim) !== undefined) continue;
-        out.push({
-          instanceId: instance.InstanceId,
-          batch: tagValue(instance, LAUNCH_BATCH_TAG) ?? '',
-          ...(instance.LaunchTime ? { launchTime: new Date(instance.LaunchTime).getTime() } : {}),
-        });
-      }
-      token = page.NextToken;
-    } while (token);
-    return out;
+    const launched = await this.describeAll({
+      Filters: [
+        { Name: `tag:${TAG.clusterName}`, Values: [this.cluster] },
+        { Name: 'tag-key', Values: [LAUNCH_BATCH_TAG] },
+        { Name: 'instance-state-name', Values: LIVE_STATES },
+      ],
+    });
+    return launched.flatMap((instance) =>
+      instance.InstanceId && tagValue(instance, TAG.nodeClaim) === undefined
+        ? [
+            {
+              instanceId: instance.InstanceId,
+              batch: tagValue(instance, LAUNCH_BATCH_TAG) ?? '',
+              ...(instance.LaunchTime ? { launchTime: new Date(instance.LaunchTime).getTime() } : {}),
+            },
+          ]
+        : [],
+    );
   }
 
   /**
