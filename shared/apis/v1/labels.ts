@@ -81,11 +81,8 @@ export interface LabelRestriction {
   /** NodePool keys only: NodeClaims may carry karpenter.sh/nodepool. */
   nodePoolOnly?: boolean;
   restricts(key: string): boolean;
-  /**
-   * Its CEL twin; absent where no upstream conformance case exercises the rule yet (the CRD carries
-   * only rules a test holds to the validator: test/apis/v1/crd-conformance.test.ts).
-   */
-  cel?: (variable: string) => string;
+  /** Its CEL twin (test/apis/v1/crd-conformance.test.ts holds each to a case the validator refuses). */
+  cel: (variable: string) => string;
 }
 
 /**
@@ -123,6 +120,8 @@ export const LABEL_RESTRICTIONS: readonly LabelRestriction[] = [
   {
     message: 'label domain "karpenter.k8s.aws" is restricted',
     restricts: (key) => celDomain(key).endsWith('karpenter.k8s.aws') && !AWS_WELL_KNOWN_LABELS.has(key),
+    // The AWS provider's hack/validation/{labels,requirements}.sh: its allow-list, then the same suffix match.
+    cel: (v) => `${v} in ${celList([...AWS_WELL_KNOWN_LABELS])} || !${celDomainOf(v)}.endsWith("karpenter.k8s.aws")`,
   },
 ];
 

@@ -109,7 +109,7 @@ function topLevel(apiVersion: string, kind: string, spec: Schema): ObjectSchema 
 const labelKeyRules = (context: LabelKeyContext): Rule<string>[] =>
   labelRestrictions(context).map((r) => {
     const check = rule(r.message, (key: string) => !r.restricts(key));
-    return r.cel ? cel(check, { rule: r.cel('self'), message: r.message }) : check;
+    return cel(check, { rule: r.cel('self'), message: r.message });
   });
 
 /**
@@ -122,7 +122,7 @@ const labelMapRules = (context: LabelKeyContext): Rule<JsonObject>[] =>
       Object.keys(labels)
         .filter((key) => r.restricts(key))
         .map((key) => ({ path: keyPath(path, key), message: r.message }));
-    return r.cel ? cel(check, { rule: `self.all(x, ${r.cel('x')})`, message: r.message }) : check;
+    return cel(check, { rule: `self.all(x, ${r.cel('x')})`, message: r.message });
   });
 
 /**
@@ -167,9 +167,15 @@ const operatorIn = (operators: readonly string[]) => operators.map((o) => `self.
 // Upstream writes these on the requirements list (`self.all(x, …)`); here they sit on each requirement
 // (`self` is the requirement), which refuses the same objects with the same messages.
 const requirementRules: Rule<JsonObject>[] = [
-  // No CEL twin yet: no upstream conformance case exercises it (the CRD carries only rules a test holds).
-  rule("requirements with operator 'In' must have a value defined", (r) =>
-    r.operator === 'In' ? Array.isArray(r.values) && r.values.length > 0 : true,
+  // Upstream's `x.values.size() != 0`; `has()` first, as the Go client leaves an empty list out.
+  cel(
+    rule("requirements with operator 'In' must have a value defined", (r) =>
+      r.operator === 'In' ? Array.isArray(r.values) && r.values.length > 0 : true,
+    ),
+    {
+      rule: "self.operator == 'In' ? (has(self.values) && self.values.size() != 0) : true",
+      message: "requirements with operator 'In' must have a value defined",
+    },
   ),
   cel(
     rule("requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must have a single positive integer value", (r) => {

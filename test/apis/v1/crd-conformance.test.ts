@@ -143,8 +143,21 @@ describe("the CRDs' CEL rules", () => {
         'NodePool.spec.template.metadata.labels: self.all(x, x != "kubernetes.io/hostname")',
         'NodePool.spec.template.spec.requirements[].key: self != "karpenter.sh/nodepool"',
         "NodeClaim.spec.requirements[]: (self.operator == 'In' && has(self.minValues)) ? (has(self.values) && self.values.size() >= self.minValues) : true",
+        "NodePool.spec.template.spec.requirements[]: self.operator == 'In' ? (has(self.values) && self.values.size() != 0) : true",
+        "NodeClaim.spec.requirements[]: self.operator == 'In' ? (has(self.values) && self.values.size() != 0) : true",
       ]),
     );
+  });
+
+  it("carry the AWS provider's karpenter.k8s.aws label-domain rule wherever upstream puts it", () => {
+    const domainRule = rules
+      .filter((r) => r.message === 'label domain "karpenter.k8s.aws" is restricted')
+      .map((r) => `${r.kind}${r.path}`);
+    expect(domainRule).toEqual([
+      'NodePool.spec.template.metadata.labels',
+      'NodePool.spec.template.spec.requirements[].key',
+      'NodeClaim.spec.requirements[].key',
+    ]);
   });
 
   it.each(rules.map((r) => [`${r.kind}${r.path}: ${r.rule}`, r] as const))(
