@@ -60,6 +60,9 @@ export interface BurstResult {
   instances: number;
   /** Claims with more than one instance (must be 0). */
   launchedTwice: number;
+  /** The longest invocation, in seconds, and how many ran past INVOCATION_MS (a real Lambda would have been killed: 0). */
+  longestInvocationS: number;
+  overranTimeout: number;
   /** Pods neither bound nor nominated to a claim at the end (0 when the burst is placed). */
   uncovered: number;
 }
@@ -302,8 +305,9 @@ async function burst(size: number, types: ReturnType<typeof resolveInstanceTypes
   const state = new InMemoryStateStore(time.now);
   const zones = [...new Set(types.flatMap((t) => t.offerings.map((o) => o.zone)))].sort();
   const { ec2, stats } = fakeEc2(time, instances, (subnet) => zones[Number(subnet.replace('subnet-', ''))] ?? '');
+  const paced = pacedEc2(ec2, time.now, time.sleep);
   const batching = new BatchingInstanceLauncher({
-    ec2: pacedEc2(ec2, time.now, time.sleep),
+    ec2: paced,
     launchTemplates: {
       ensure: async (input) => ({ name: input.LaunchTemplateName ?? '', id: 'lt-1', created: false }),
       invalidate: () => {},
@@ -323,6 +327,7 @@ async function burst(size: number, types: ReturnType<typeof resolveInstanceTypes
     records: state,
     clock: time.now,
     resolveNodeClass: async () => resolvedFor(zones),
+    launchTokens: paced,
   });
   let decisionMs = 0;
   const deps = {
@@ -349,13 +354,23 @@ async function burst(size: number, types: ReturnType<typeof resolveInstanceTypes
   let launchedInFirstInvocation = 0;
   let nodeClaims = 0;
   let capped = false;
+  let longestInvocationMs = 0;
+  let overranTimeout = 0;
+  const timed = async <T>(work: Promise<T>): Promise<T> => {
+    const started = time.now();
+    try {
+      return await time.run(work);
+    } finally {
+      const took = time.now() - started;
+      longestInvocationMs = Math.max(longestInvocationMs, took);
+      if (took > INVOCATION_MS) overranTimeout++;
+    }
+  };
   for (;;) {
     invocations++;
     const deadline = time.now() + INVOCATION_MS;
     try {
-      const report = await time.run(
-        provision(deps, structuredClone(batch), { remainingMs: () => deadline - time.now() }),
-      );
+      const report = await timed(provision(deps, structuredClone(batch), { remainingMs: () => deadline - time.now() }));
       if (invocations === 1) launchedInFirstInvocation = stats.launched;
       nodeClaims = (await state.nodeClaims()).length;
       if (process.env.BURST_DEBUG)
@@ -393,6 +408,8 @@ async function burst(size: number, types: ReturnType<typeof resolveInstanceTypes
     instances: stats.launched,
     launchedTwice: [...perClaim.values()].filter((n) => n > 1).length,
     uncovered,
+    longestInvocationS: Math.round(longestInvocationMs / 100) / 10,
+    overranTimeout,
   };
 }
 
@@ -430,7 +447,7 @@ export async function runBurstBenchmarks(write = false): Promise<BurstResult[]> 
     const result = await burst(size, types);
     out.push(result);
     console.log(
-      `burst  ${String(size).padStart(6)} pods  ${String(result.nodeClaims).padStart(5)} claims  decision ${result.decisionMs.toFixed(0).padStart(6)} ms  ${result.createFleetCalls} CreateFleet  last launch at ${result.secondsToLastLaunch} s  ${result.invocations} invocation(s), ${result.launchedInFirstInvocation} instances in the first  ${result.throttled} throttled  ${result.records} records / ${result.instances} instances, ${result.launchedTwice} launched twice, ${result.uncovered} pods uncovered${result.unlaunched > 0 ? `  ${result.unlaunched} claims still unlaunched after ${MAX_INVOCATIONS} invocations` : ''}`,
+      `burst  ${String(size).padStart(6)} pods  ${String(result.nodeClaims).padStart(5)} claims  decision ${result.decisionMs.toFixed(0).padStart(6)} ms  ${result.createFleetCalls} CreateFleet  last launch at ${result.secondsToLastLaunch} s  ${result.invocations} invocation(s), ${result.launchedInFirstInvocation} instances in the first  ${result.throttled} throttled  ${result.records} records / ${result.instances} instances, ${result.launchedTwice} launched twice, ${result.uncovered} pods uncovered  longest invocation ${result.longestInvocationS} s, ${result.overranTimeout} over the ${INVOCATION_MS / 1000} s timeout${result.unlaunched > 0 ? `  ${result.unlaunched} claims still unlaunched after ${MAX_INVOCATIONS} invocations` : ''}`,
     );
   }
   if (write) {

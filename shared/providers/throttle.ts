@@ -29,6 +29,8 @@ export const EC2_BUCKETS = {
 export class TokenBucket {
   private tokens: number;
   private at: number;
+  /** Tokens queued takes are waiting for. */
+  private owed = 0;
   /** Takes queue here so a large take is not starved by a stream of small ones. */
   private queue: Promise<void> = Promise.resolve();
 
@@ -52,11 +54,13 @@ export class TokenBucket {
   /** Waits until `count` tokens are there and takes them (a count past the capacity takes a full bucket). */
   take(count = 1): Promise<void> {
     const want = Math.min(count, this.spec.capacity);
+    this.owed += want;
     const turn = this.queue.then(async () => {
       for (;;) {
         this.refill();
         if (this.tokens >= want) {
           this.tokens -= want;
+          this.owed -= want;
           return;
         }
         await this.sleep(Math.ceil(((want - this.tokens) / this.spec.refillPerSecond) * 1000));
@@ -71,6 +75,24 @@ export class TokenBucket {
     this.refill();
     return this.tokens;
   }
+
+  /**
+   * Tokens a caller can take from now until `ms` from now without waiting past it: those there, less
+   * what queued takes wait for, plus the refill (uncapped: tokens taken as they come never overflow).
+   */
+  within(ms: number): number {
+    const refill = ms === Number.POSITIVE_INFINITY ? ms : (Math.max(0, ms) / 1000) * this.spec.refillPerSecond;
+    return Math.max(0, this.available() - this.owed + refill);
+  }
+}
+
+/** What the paced EC2 port can launch before a deadline: the launcher sizes its batches by it. */
+export interface LaunchTokens {
+  /**
+   * Instances that can be launched and then tagged with their claim within `ms`: the instance bucket
+   * (one token per instance) and CreateTags' request bucket (one call per batch-launched instance).
+   */
+  instancesWithin(ms: number): number;
 }
 
 export interface Ec2Pacing {
@@ -83,7 +105,7 @@ export interface Ec2Pacing {
  * The EC2 port with each launch-path call waiting for its tokens first: every action its own
  * request bucket (as EC2 counts them), CreateFleet also one resource token per instance asked for.
  */
-export function pacedEc2(ec2: EC2Api, clock: Clock, sleep: Sleep, pacing: Ec2Pacing = {}): EC2Api {
+export function pacedEc2(ec2: EC2Api, clock: Clock, sleep: Sleep, pacing: Ec2Pacing = {}): EC2Api & LaunchTokens {
   const buckets = new Map<string, TokenBucket>();
   const bucket = (action: string, spec: BucketSpec) => {
     let b = buckets.get(action);
@@ -112,6 +134,7 @@ export function pacedEc2(ec2: EC2Api, clock: Clock, sleep: Sleep, pacing: Ec2Pac
       await instances.take(input.TargetCapacitySpecification?.TotalTargetCapacity ?? 1);
       return ec2.createFleet(input);
     }),
+    instancesWithin: (ms) => Math.floor(Math.min(instances.within(ms), bucket('CreateTags', mutate).within(ms))),
   };
 }
 

@@ -25,6 +25,7 @@ import {
 } from '../providers/instance';
 import type { BatchingInstanceLauncher, BatchLaunched } from '../providers/instance/batch';
 import type { NodeClaimStore } from '../providers/state';
+import type { LaunchTokens } from '../providers/throttle';
 import { mapLimit } from './concurrency';
 import { LAUNCH_BATCH_ANNOTATION, launchBatchId, planLaunchBatches } from './launch-batches';
 import type {
@@ -48,6 +49,11 @@ export interface AwsClaimLauncherDeps {
   clock: Clock;
   /** Resolves a node class without AWS (the burst benchmark); by default `resolver` against AWS. */
   resolveNodeClass?: (nodeClass: EC2NodeClass) => Promise<ResolvedNodeClass>;
+  /**
+   * EC2's instance tokens as the paced port sees them: launchAll asks for no more instances than
+   * these allow before the invocation's end (without it, as many as the decision has).
+   */
+  launchTokens?: LaunchTokens;
 }
 
 /** Time kept back when the invocation nears its end: a batch started later might not be recorded. */
@@ -180,18 +186,46 @@ export class AwsClaimLauncher implements ClaimLauncher {
       );
     }
     const remaining = options.remainingMs ?? (() => Number.POSITIVE_INFINITY);
+    const allowance = this.launchAllowance();
     const batches = [...byBatch.entries()];
     const launched = await mapLimit(
       batches,
       options.concurrency ?? DEFAULT_LAUNCH_CONCURRENCY,
       async ([id, members]) => {
-        if (remaining() < LAUNCH_RESERVE_MS) {
-          return members.map(({ member }) => ({ nodeClaimName: member.claim.nodeClaimName, deferred: true as const }));
-        }
-        return this.launchMembers(id, members);
+        const left = remaining();
+        if (left < LAUNCH_RESERVE_MS) return members.map(deferredResult);
+        // Taken before the first await, so batches started together never share the same tokens.
+        const { now, later } = allowance.take(members, left - LAUNCH_RESERVE_MS);
+        const launchedNow = now.length > 0 ? await this.launchMembers(id, now) : [];
+        return [...launchedNow, ...later.map(deferredResult)];
       },
     );
     return [...results, ...launched.flat()];
+  }
+
+  /**
+   * The instances this invocation may still ask EC2 for: what the instance bucket holds and refills
+   * before the reserve, counted when the first batch starts (`ms`: the time left then). A batch gets
+   * the members it has tokens for, in name order, under its own id (its instances are
+   * interchangeable, so a later part adopts what an earlier one left untagged); the rest stay
+   * recorded for the next invocation. A token wait never outlasts the invocation that way, and
+   * members already launched need no token.
+   */
+  private launchAllowance(): { take(members: readonly Member[], ms: number): { now: Member[]; later: Member[] } } {
+    const tokens = this.deps.launchTokens;
+    let left: number | undefined;
+    return {
+      take(members, ms) {
+        left ??= tokens ? tokens.instancesWithin(ms) : Number.POSITIVE_INFINITY;
+        const done = members.filter((m) => instanceIdOfRecord(m.record) !== undefined);
+        const todo = members
+          .filter((m) => instanceIdOfRecord(m.record) === undefined)
+          .sort((a, b) => (a.member.claim.nodeClaimName < b.member.claim.nodeClaimName ? -1 : 1));
+        const granted = Math.max(0, Math.min(todo.length, Math.floor(left)));
+        left -= granted;
+        return { now: [...done, ...todo.slice(0, granted)], later: todo.slice(granted) };
+      },
+    };
   }
 
   /** Recorded claims as batch members, their launch rebuilt from the record (the ones that cannot be, failed). */
@@ -376,6 +410,10 @@ interface Member {
 }
 
 type PlannedMember = Prepared & { request: NodeClaimToLaunch };
+
+function deferredResult({ member }: Member): ClaimLaunchResult {
+  return { nodeClaimName: member.claim.nodeClaimName, deferred: true };
+}
 
 function pushTo<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);

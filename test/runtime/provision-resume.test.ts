@@ -9,7 +9,8 @@ import type { LaunchClaim } from '../../shared/launch/request';
 import { InsufficientCapacityError, type LaunchedInstance } from '../../shared/providers/instance';
 import { InMemoryStateStore } from '../../shared/providers/memorystate';
 import { UNLAUNCHED_RECORD_MAX_AGE_MS } from '../../shared/runtime/capacity';
-import { AwsClaimLauncher } from '../../shared/runtime/launcher';
+import { LAUNCH_BATCH_ANNOTATION, launchBatchId } from '../../shared/runtime/launch-batches';
+import { AwsClaimLauncher, LAUNCH_RESERVE_MS } from '../../shared/runtime/launcher';
 import {
   LaunchesPendingError,
   type ProvisionBatch,
@@ -33,6 +34,11 @@ let kube: FakeKube;
 let fleets: string[][];
 let failWith: Error | undefined;
 let counter: number;
+/** The batch id each batched CreateFleet went out under (fleets' order). */
+let fleetBatches: (string | undefined)[];
+/** Instances EC2's tokens allow before the deadline (undefined: the launcher is not paced), and the windows asked about. */
+let tokens: number | undefined;
+let asked: number[];
 
 function launchOne(claim: LaunchClaim): LaunchedInstance & { tagged: boolean } {
   const added = instances.add({
@@ -54,11 +60,13 @@ function launcher(): AwsClaimLauncher {
     launcher: {
       async launch(claim) {
         fleets.push([claim.nodeClaimName]);
+        fleetBatches.push(undefined);
         if (failWith) throw failWith;
         return launchOne(claim);
       },
-      async launchBatch(claims) {
+      async launchBatch(claims, _resolved, batchId) {
         fleets.push(claims.map((c) => c.nodeClaimName));
+        fleetBatches.push(batchId);
         if (failWith) throw failWith;
         return new Map(claims.map((c) => [c.nodeClaimName, launchOne(c)]));
       },
@@ -67,6 +75,16 @@ function launcher(): AwsClaimLauncher {
     records: state,
     clock: () => now,
     resolveNodeClass: async () => ({}) as never,
+    ...(tokens === undefined
+      ? {}
+      : {
+          launchTokens: {
+            instancesWithin(ms: number) {
+              asked.push(ms);
+              return tokens ?? 0;
+            },
+          },
+        }),
   });
 }
 
@@ -119,6 +137,9 @@ beforeEach(() => {
   fleets = [];
   failWith = undefined;
   counter = 1;
+  fleetBatches = [];
+  tokens = undefined;
+  asked = [];
 });
 
 describe('a decision cut short by the invocation’s end', () => {
@@ -188,5 +209,59 @@ describe('a decision cut short by the invocation’s end', () => {
       expect(await state.getNodeClaim(record.metadata.name)).toBeUndefined();
       expect(nominatedTo.has(record.metadata.name)).toBe(false);
     }
+  });
+});
+
+describe('a decision larger than EC2’s instance tokens', () => {
+  it('launches what the tokens allow before the deadline, part of a batch under its own id, the rest next time', async () => {
+    const pods = burst();
+    tokens = 1;
+    await expect(
+      provision(deps(), batch(pods, '2026-01-01T00:00:00.000Z'), { remainingMs: () => 100_000 }),
+    ).rejects.toBeInstanceOf(LaunchesPendingError);
+    // Asked once, for the time before the reserve.
+    expect(asked).toEqual([100_000 - LAUNCH_RESERVE_MS]);
+    const records = await state.nodeClaims();
+    expect(records.length).toBeGreaterThan(1);
+    expect(fleets.flat()).toHaveLength(1);
+    expect(instances.instances.size).toBe(1);
+    const batchOf = new Map(records.map((r) => [r.metadata.name, r.metadata.annotations[LAUNCH_BATCH_ANNOTATION]]));
+    // A batch cut short launched its first members in name order, under the id its records name.
+    fleets.forEach((names, i) => {
+      const id = fleetBatches[i] ?? batchOf.get(names[0] ?? '');
+      const members = records
+        .filter((r) => batchOf.get(r.metadata.name) === id)
+        .map((r) => r.metadata.name)
+        .sort();
+      expect(names).toEqual(members.slice(0, names.length));
+    });
+    const first = fleets.length;
+
+    // The next invocation has tokens for the rest: it launches exactly the waiting records.
+    tokens = 100;
+    now += 10_000;
+    const waiting = records.filter((r) => r.status.providerID === undefined).map((r) => r.metadata.name);
+    await provision(deps(), batch(pods, '2026-01-01T00:00:10.000Z'), { remainingMs: () => 100_000 });
+    expect(fleets.slice(first).flat().sort()).toEqual(waiting.sort());
+    // The rest of the cut batch went out under the same id; a claim alone launched on its own.
+    fleets.slice(first).forEach((names, i) => {
+      for (const name of names) expect(fleetBatches[first + i] ?? launchBatchId([name])).toBe(batchOf.get(name));
+    });
+    const cut = fleetBatches.slice(0, first).filter((id) => id !== undefined);
+    expect(fleetBatches.slice(first).some((id) => id !== undefined && cut.includes(id))).toBe(true);
+    expect(instances.instances.size).toBe(records.length);
+    expect(new Set([...instances.instances.values()].map((i) => i.nodeClaimName)).size).toBe(records.length);
+  });
+
+  it('launches nothing and keeps every record when the bucket has no token before the deadline', async () => {
+    const pods = burst();
+    tokens = 0;
+    await expect(
+      provision(deps(), batch(pods, '2026-01-01T00:00:00.000Z'), { remainingMs: () => 100_000 }),
+    ).rejects.toBeInstanceOf(LaunchesPendingError);
+    expect(fleets).toEqual([]);
+    const records = await state.nodeClaims();
+    expect(records.length).toBeGreaterThan(0);
+    expect(records.every((r) => r.status.providerID === undefined)).toBe(true);
   });
 });

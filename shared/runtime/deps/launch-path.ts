@@ -17,7 +17,7 @@ import { PlacementGroupProvider } from '../../providers/placementgroup';
 import { type EC2Api, ec2Api, eksApi, iamApi, type SSMApi, ssmApi } from '../../providers/ports';
 import { SecurityGroupProvider } from '../../providers/securitygroup';
 import { SubnetProvider } from '../../providers/subnet';
-import { pacedEc2 } from '../../providers/throttle';
+import { type LaunchTokens, pacedEc2 } from '../../providers/throttle';
 import { StateUnavailableOfferings } from '../../providers/unavailableofferings';
 import { clientConfig, type Runtime } from '../environment';
 
@@ -28,6 +28,8 @@ export interface LaunchPath {
   reservations: CapacityReservationProvider;
   resolver: Omit<NodeClassResolverDeps, 'amis' | 'k8sVersion' | 'clock' | 'mode'>;
   instanceLauncher: BatchingInstanceLauncher;
+  /** The paced port's instance tokens (paced only): the claim launcher sizes its batches by them. */
+  launchTokens?: LaunchTokens;
 }
 
 /**
@@ -39,6 +41,7 @@ export function launchPath(runtime: Runtime, options: { paced?: boolean } = {}):
   const ec2 = ec2Api(clients.ec2);
   const iam = clients.iam ?? new IAMClient(clientConfig(settings.region));
   const reservations = new CapacityReservationProvider(ec2, { clock });
+  const paced = options.paced ? pacedEc2(ec2, clock, realSleep) : undefined;
   return {
     ec2,
     ssm: ssmApi(clients.ssm ?? new SSMClient(clientConfig(settings.region))),
@@ -56,7 +59,7 @@ export function launchPath(runtime: Runtime, options: { paced?: boolean } = {}):
     },
     instanceLauncher: new BatchingInstanceLauncher({
       // Launch-path calls wait for EC2's request and instance tokens (shared/providers/throttle.ts).
-      ec2: options.paced ? pacedEc2(ec2, clock, realSleep) : ec2,
+      ec2: paced ?? ec2,
       // Pacing keeps throttling rare; what still comes back is retried longer rather than dropped.
       throttleRetries: 8,
       launchTemplates: new LaunchTemplateProvider(ec2, clock),
@@ -65,5 +68,6 @@ export function launchPath(runtime: Runtime, options: { paced?: boolean } = {}):
       region: settings.region,
       reservations,
     }),
+    ...(paced ? { launchTokens: paced } : {}),
   };
 }

@@ -19,7 +19,9 @@ import { launchPath } from './launch-path';
 
 export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Promise<ProvisionDeps> {
   const { settings, clock } = runtime;
-  const { ec2, ssm, clusterProvider, reservations, resolver, instanceLauncher } = launchPath(runtime, { paced: true });
+  const { ec2, ssm, clusterProvider, reservations, resolver, instanceLauncher, launchTokens } = launchPath(runtime, {
+    paced: true,
+  });
   const subnetZones = async (nodeClass: EC2NodeClass) => [
     ...new Set((await resolver.subnets.list(nodeClass.spec.subnetSelectorTerms)).map((s) => s.zone)),
   ];
@@ -48,6 +50,7 @@ export async function provisionDeps(runtime: Runtime, telemetry: Telemetry): Pro
       launcher: instanceLauncher,
       records: runtime.state,
       clock,
+      ...(launchTokens ? { launchTokens } : {}),
     }),
     events: {
       nodeClaimsLaunched: (detail) => runtime.events.publish([{ detailType: DETAIL_TYPE.nodeClaimsLaunched, detail }]),
