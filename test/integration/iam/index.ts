@@ -281,16 +281,24 @@ export async function synthesizedTemplate(env: NodeJS.ProcessEnv): Promise<Templ
 
 /**
  * One function's role, synthesized for the cluster and configuration, created in the account and
- * assumed: for a test that drives the providers directly rather than through a function environment
- * (no state table or bus: statements on them resolve to names nothing uses). Clients: functionClients.
+ * assumed: for a test that drives the providers directly rather than through a function environment.
+ * `names` are the physical names the test gave the stack's state table and notice bus (a trailing `*`
+ * stands for the tables of a file that makes one per test); without them, statements on the table and
+ * the bus resolve to names nothing uses. Clients: functionClients.
  */
 export async function functionIdentity(
   account: MotoAccount,
   fn: FunctionName,
   stack: SynthRequest,
+  names: { tableName?: string; busName?: string } = {},
 ): Promise<FunctionIdentity> {
   const template = (await fetchTemplate(inject('iamSynthEndpoint'), stack)) as Template;
-  const ctx = { accountId: account.accountId, region: account.region, tableName: '', busName: '' };
+  const ctx = {
+    accountId: account.accountId,
+    region: account.region,
+    tableName: names.tableName ?? '',
+    busName: names.busName ?? '',
+  };
   return assumeFunctionRole(account, functionRole(template, fn, ctx));
 }
 

@@ -183,6 +183,24 @@ export function functionRole(template: Template, fn: FunctionName, ctx: ResolveC
 }
 
 /**
+ * SQS authorizes a batch call as its single action (no IAM action has the batch's name); moto asks
+ * for the operation's own name, so the batch names are added to what moto enforces. The simulation
+ * checks the single action (authorization.ts).
+ */
+const MOTO_BATCH_ACTIONS: Record<string, string> = {
+  'sqs:ChangeMessageVisibility': 'sqs:ChangeMessageVisibilityBatch',
+  'sqs:SendMessage': 'sqs:SendMessageBatch',
+  'sqs:DeleteMessage': 'sqs:DeleteMessageBatch',
+};
+
+function withMotoBatchActions(action: string | string[] | undefined): string | string[] | undefined {
+  if (action === undefined) return undefined;
+  const actions = typeof action === 'string' ? [action] : action;
+  const batches = actions.flatMap((a) => (MOTO_BATCH_ACTIONS[a] ? [MOTO_BATCH_ACTIONS[a]] : []));
+  return batches.length === 0 ? action : [...actions, ...batches];
+}
+
+/**
  * What moto can enforce of a policy: its actions. moto authorizes nearly every call against the
  * resource "*" and evaluates no conditions, so each Allow keeps its actions on "*"; resources and
  * conditions are checked by the policy simulation of every call instead (simulator.ts).
@@ -191,7 +209,8 @@ export function actionsOnly(document: PolicyDocument): PolicyDocument {
   return {
     Version: document.Version,
     Statement: document.Statement.filter((s) => s.Effect === 'Allow').map((s) => {
-      const { Sid, Effect, Action, NotAction } = s;
+      const { Sid, Effect, NotAction } = s;
+      const Action = withMotoBatchActions(s.Action);
       return {
         ...(Sid ? { Sid } : {}),
         Effect,

@@ -4,7 +4,8 @@ import { UnsupportedAliasError } from '../../../shared/amifamily/alias';
 import { AMIProvider } from '../../../shared/providers/ami';
 import { ec2Api, ssmApi } from '../../../shared/providers/ports';
 import { nodeClassWithAMIs } from '../../helpers/nodeclass';
-import { motoAccount } from '../helpers';
+import { type MotoAccount, motoAccount } from '../helpers';
+import type { FunctionClients } from '../iam';
 import {
   BOTTLEROCKET_LATEST,
   EKS_AMI_OWNER,
@@ -13,10 +14,18 @@ import {
   seedImageId,
   seedImageName,
 } from '../moto/seed';
+import { providerClients } from './roles';
 
-function provider() {
-  const account = motoAccount();
-  return { account, amis: new AMIProvider(ec2Api(account.ec2), ssmApi(account.ssm)) };
+/** One account for the file; the images are tagged with its root clients, resolved with the provision function's. */
+let shared: Promise<{ account: MotoAccount; clients: FunctionClients }> | undefined;
+
+async function provider() {
+  shared ??= (async () => {
+    const account = motoAccount();
+    return { account, clients: await providerClients(account, 'provision') };
+  })();
+  const { account, clients } = await shared;
+  return { account, amis: new AMIProvider(ec2Api(clients.ec2), ssmApi(clients.ssm)) };
 }
 
 const summary = (amis: { id: string; requirements: { key: string; operator: string; values?: string[] }[] }[]) =>
@@ -27,7 +36,7 @@ const summary = (amis: { id: string; requirements: { key: string; operator: stri
 
 describe('AMIs on moto', () => {
   it('resolves al2023@latest to the recommended image of every arch and variant', async () => {
-    const { amis } = provider();
+    const { amis } = await provider();
     const resolved = await amis.resolve(nodeClassWithAMIs([{ alias: 'al2023@latest' }]), '1.31');
     expect(resolved.map((a) => a.name).sort()).toEqual(
       ['x86_64-standard', 'x86_64-nvidia', 'x86_64-neuron', 'arm64-standard', 'arm64-nvidia']
@@ -43,14 +52,14 @@ describe('AMIs on moto', () => {
   });
 
   it('resolves a pinned al2023 release to that release', async () => {
-    const { amis } = provider();
+    const { amis } = await provider();
     const resolved = await amis.resolve(nodeClassWithAMIs([{ alias: `al2023@${PINNED_RELEASE}` }]), '1.31');
     expect(resolved).toHaveLength(5);
     expect(resolved.every((a) => a.name?.endsWith(PINNED_RELEASE))).toBe(true);
   });
 
   it('serves nvidia and neuron from the AL2 GPU image', async () => {
-    const { amis } = provider();
+    const { amis } = await provider();
     const resolved = await amis.resolve(nodeClassWithAMIs([{ alias: 'al2@latest' }]), '1.31');
     const gpu = seedImageId(`amazon-eks-gpu-node-1.31-${LATEST_RELEASE}`);
     expect(summary(resolved.filter((a) => a.id === gpu))).toEqual([
@@ -67,7 +76,7 @@ describe('AMIs on moto', () => {
   });
 
   it('resolves Bottlerocket and Windows aliases', async () => {
-    const { amis } = provider();
+    const { amis } = await provider();
     const bottlerocket = await amis.resolve(nodeClassWithAMIs([{ alias: 'bottlerocket@latest' }]), '1.31');
     expect(bottlerocket.map((a) => a.name)).toContain(
       `bottlerocket-aws-k8s-1.31-nvidia-arm64-v${BOTTLEROCKET_LATEST}-abcdef01`,
@@ -87,7 +96,7 @@ describe('AMIs on moto', () => {
   });
 
   it('finds nothing for a Kubernetes version without published parameters, and refuses unsupported aliases', async () => {
-    const { amis } = provider();
+    const { amis } = await provider();
     expect(await amis.resolve(nodeClassWithAMIs([{ alias: 'al2023@latest' }]), '1.29')).toEqual([]);
     await expect(amis.resolve(nodeClassWithAMIs([{ alias: 'al2@latest' }]), '1.33')).rejects.toThrow(
       UnsupportedAliasError,
@@ -95,7 +104,7 @@ describe('AMIs on moto', () => {
   });
 
   it('selects by id, name with owner, tags and ssmParameter terms, one AMI per requirement set, newest first', async () => {
-    const { account, amis } = provider();
+    const { account, amis } = await provider();
     const oldX86 = seedImageId(`amazon-eks-node-al2023-x86_64-standard-1.31-${PINNED_RELEASE}`);
     const newX86 = seedImageId(`amazon-eks-node-al2023-x86_64-standard-1.31-${LATEST_RELEASE}`);
     const arm = seedImageId(`amazon-eks-node-al2023-arm64-standard-1.31-${LATEST_RELEASE}`);

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { DETAIL_TYPE, EVENT_SOURCE } from '../../../shared/contracts';
 import { EventBridgePublisher, eventBridgeApi } from '../../../shared/providers/eventbus';
 import { type MotoAccount, motoAccount } from '../helpers';
+import { providerClients } from './roles';
 
 async function busWithQueue(account: MotoAccount, detailType: string) {
   const busName = 'karpless-notices';
@@ -50,12 +51,18 @@ describe('EventBridgePublisher on moto', () => {
   it('delivers every published event, and only the matching ones, to a rule on the custom bus', async () => {
     const account = motoAccount();
     const { busName, queueUrl } = await busWithQueue(account, DETAIL_TYPE.podsUnschedulable);
-    const publisher = new EventBridgePublisher(eventBridgeApi(account.eventbridge), { busName });
-    await publisher.publish([
-      ...Array.from({ length: 12 }, (_, i) => ({
+    // The watcher puts the notices, the provision function what it launched: each with its own role.
+    const publisher = async (fn: 'watcher' | 'provision') =>
+      new EventBridgePublisher(eventBridgeApi((await providerClients(account, fn, { busName })).eventbridge), {
+        busName,
+      });
+    await (await publisher('watcher')).publish(
+      Array.from({ length: 12 }, (_, i) => ({
         detailType: DETAIL_TYPE.podsUnschedulable,
         detail: { cluster: 'demo', part: i },
       })),
+    );
+    await (await publisher('provision')).publish([
       { detailType: DETAIL_TYPE.nodeClaimsLaunched, detail: { cluster: 'demo' } },
     ]);
     const events = (await drain(account, queueUrl)).map(

@@ -4,6 +4,7 @@ import type { EC2NodeClass } from '../../../shared/apis/v1/types';
 import { InstanceProfileProvider, instanceProfileName } from '../../../shared/providers/instanceprofile';
 import { iamApi } from '../../../shared/providers/ports';
 import { motoAccount } from '../helpers';
+import { MISSING_NODE_ROLE, NODE_ROLE, OTHER_NODE_ROLE, providerClients } from './roles';
 
 const nodeClass: EC2NodeClass = {
   apiVersion: 'karpenter.k8s.aws/v1',
@@ -13,7 +14,7 @@ const nodeClass: EC2NodeClass = {
     subnetSelectorTerms: [],
     securityGroupSelectorTerms: [],
     amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    role: 'KarpenterNodeRole-c1',
+    role: NODE_ROLE,
     tags: { team: 'platform' },
   },
 };
@@ -26,7 +27,7 @@ const trust = JSON.stringify({
 describe('instance profile on moto', () => {
   it('creates the managed profile once with tags, path and role, then reuses it', async () => {
     const account = motoAccount();
-    for (const RoleName of ['KarpenterNodeRole-c1', 'OtherRole']) {
+    for (const RoleName of [NODE_ROLE, OTHER_NODE_ROLE]) {
       await account.iam.send(new CreateRoleCommand({ RoleName, AssumeRolePolicyDocument: trust }));
     }
     const context = {
@@ -34,7 +35,9 @@ describe('instance profile on moto', () => {
       region: 'us-west-2',
       clusterArn: `arn:aws:eks:us-west-2:${account.accountId}:cluster/c1`,
     };
-    const provider = new InstanceProfileProvider(iamApi(account.iam), context);
+    // The provision function creates the managed profiles as it launches (the drift function too, with the same statements).
+    const clients = await providerClients(account, 'provision');
+    const provider = new InstanceProfileProvider(iamApi(clients.iam), context);
     const name = await provider.ensure(nodeClass);
     expect(name).toBe(instanceProfileName('c1', 'us-west-2', 'default'));
 
@@ -56,9 +59,9 @@ describe('instance profile on moto', () => {
     expect(listed.InstanceProfiles?.map((p) => p.InstanceProfileName)).toEqual([name]);
 
     // A changed role gets a new profile; the old one keeps its role for the nodes running with it.
-    const other = { ...nodeClass, spec: { ...nodeClass.spec, role: 'OtherRole' } };
+    const other = { ...nodeClass, spec: { ...nodeClass.spec, role: OTHER_NODE_ROLE } };
     const next = await provider.ensure(other);
-    expect(next).toBe(instanceProfileName('c1', 'us-west-2', 'default', 'OtherRole'));
+    expect(next).toBe(instanceProfileName('c1', 'us-west-2', 'default', OTHER_NODE_ROLE));
     const old = await account.iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name }));
     expect(old.InstanceProfile?.Roles?.map((r) => r.RoleName)).toEqual(['KarpenterNodeRole-c1']);
     const fresh = await account.iam.send(new GetInstanceProfileCommand({ InstanceProfileName: next }));
@@ -71,10 +74,10 @@ describe('instance profile on moto', () => {
   });
 
   it('reports a role that does not exist', async () => {
-    const account = motoAccount();
-    const provider = new InstanceProfileProvider(iamApi(account.iam), { clusterName: 'c1', region: 'us-west-2' });
-    await expect(provider.ensure({ ...nodeClass, spec: { ...nodeClass.spec, role: 'Nope' } })).rejects.toThrow(
-      /spec.role: cannot add role Nope/,
-    );
+    const clients = await providerClients(motoAccount(), 'provision');
+    const provider = new InstanceProfileProvider(iamApi(clients.iam), { clusterName: 'c1', region: 'us-west-2' });
+    await expect(
+      provider.ensure({ ...nodeClass, spec: { ...nodeClass.spec, role: MISSING_NODE_ROLE } }),
+    ).rejects.toThrow(/spec.role: cannot add role Nope/);
   });
 });

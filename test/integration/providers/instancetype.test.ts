@@ -3,6 +3,7 @@ import { InstanceTypeProvider } from '../../../shared/providers/instancetype';
 import { type EC2Api, ec2Api } from '../../../shared/providers/ports';
 import { fakeClock } from '../../providers/fakes';
 import { motoAccount } from '../helpers';
+import { providerClients } from './roles';
 
 /** Counts the calls a provider makes, so the cache is observable against the real API. */
 function counting(api: EC2Api) {
@@ -22,9 +23,10 @@ function counting(api: EC2Api) {
 
 describe('instance types on moto', () => {
   it('builds the catalog from DescribeInstanceTypes, offerings and spot prices, cached for 5 minutes', async () => {
-    const account = motoAccount();
+    // The provision and drift functions build the catalog (the same statements): the provision role here.
+    const clients = await providerClients(motoAccount(), 'provision');
     const clock = fakeClock();
-    const ec2 = counting(ec2Api(account.ec2));
+    const ec2 = counting(ec2Api(clients.ec2));
     const prices: Record<string, number> = { 'm5.large': 0.096, 'm5.xlarge': 0.192, 'm6g.large': 0.077 };
     const provider = new InstanceTypeProvider(ec2.api, {
       region: 'us-west-2',

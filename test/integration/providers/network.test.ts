@@ -3,7 +3,10 @@ import { ec2Api } from '../../../shared/providers/ports';
 import { SecurityGroupProvider } from '../../../shared/providers/securitygroup';
 import { SubnetProvider } from '../../../shared/providers/subnet';
 import { createNetwork, motoAccount } from '../helpers';
+import { providerClients } from './roles';
 
+// The provision and drift functions resolve node classes' subnets and security groups (the same
+// statements): the provision role here; the network is created with the account's root clients.
 describe('subnets and security groups on moto', () => {
   it('selects subnets by id, by tag and by tag key, with zone, zone id and free IPs', async () => {
     const account = motoAccount();
@@ -16,7 +19,7 @@ describe('subnets and security groups on moto', () => {
       ],
     });
     const [a, b, c, untagged] = network.subnets;
-    const provider = new SubnetProvider(ec2Api(account.ec2));
+    const provider = new SubnetProvider(ec2Api((await providerClients(account, 'provision')).ec2));
 
     const byTag = await provider.list([{ tags: { 'karpenter.sh/discovery': 'c1' } }]);
     expect(byTag.map((s) => [s.id, s.zone, s.zoneID, s.availableIps])).toEqual([
@@ -44,7 +47,7 @@ describe('subnets and security groups on moto', () => {
       ],
     });
     const [nodes, extra] = network.securityGroups;
-    const provider = new SecurityGroupProvider(ec2Api(account.ec2));
+    const provider = new SecurityGroupProvider(ec2Api((await providerClients(account, 'provision')).ec2));
     expect(await provider.list([{ tags: { 'karpenter.sh/discovery': 'c1' } }])).toEqual([
       { id: nodes?.id, name: 'nodes' },
     ]);

@@ -1,12 +1,19 @@
 // The provision queue's retry calls against moto's SQS: a failed FIFO record comes back after its
 // backoff delay instead of the queue's visibility timeout, and one past its last attempt lands in the
-// FIFO dead-letter queue with its reason, group and attempts.
+// FIFO dead-letter queue with its reason, group and attempts. The queues are the stack's (created with
+// the account's root clients); the calls are the provision function's, under its role.
 
 import { CreateQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { SqsRetryQueue, sqsApi } from '../../../shared/providers/retryqueue';
 import { DEAD_LETTER_ATTRIBUTE, type FailedRecord } from '../../../shared/runtime/provision-retry';
 import { motoAccount } from '../helpers';
+import { PROVIDER_CLUSTER, providerClients } from './roles';
+
+// The stack's queue names (infra/queues.ts resourcePrefix; not imported, which would load aws-cdk-lib):
+// the provision role may change the visibility of the one and send to the other.
+const PROVISION_QUEUE = `karpless-${PROVIDER_CLUSTER}-provision`;
+const PROVISION_DLQ = `karpless-${PROVIDER_CLUSTER}-provision-dlq`;
 
 async function fifo(name: string, account = motoAccount()) {
   const created = await account.sqs.send(
@@ -21,8 +28,8 @@ async function fifo(name: string, account = motoAccount()) {
 describe('SqsRetryQueue (moto)', () => {
   it('makes a received record visible again after its delay, not the queue visibility timeout', async () => {
     const account = motoAccount();
-    const queueUrl = await fifo('provision', account);
-    const dlqUrl = await fifo('provision-dlq', account);
+    const queueUrl = await fifo(PROVISION_QUEUE, account);
+    const dlqUrl = await fifo(PROVISION_DLQ, account);
     await account.sqs.send(
       new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: '{"n":1}', MessageGroupId: 'c1' }),
     );
@@ -39,7 +46,7 @@ describe('SqsRetryQueue (moto)', () => {
       messageGroupId: 'c1',
     };
     // Hidden for 720 s by the receive; a zero delay makes it visible at once.
-    const queue = new SqsRetryQueue(sqsApi(account.sqs), queueUrl, dlqUrl);
+    const queue = new SqsRetryQueue(sqsApi((await providerClients(account, 'provision')).sqs), queueUrl, dlqUrl);
     await queue.retryAfter([{ record, seconds: 0 }]);
     const again = await account.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl }));
     expect(again.Messages?.map((m) => m.Body)).toEqual(['{"n":1}']);
@@ -47,17 +54,17 @@ describe('SqsRetryQueue (moto)', () => {
 
   it('names the records it could not change', async () => {
     const account = motoAccount();
-    const queueUrl = await fifo('provision', account);
-    const queue = new SqsRetryQueue(sqsApi(account.sqs), queueUrl, queueUrl);
+    const queueUrl = await fifo(PROVISION_QUEUE, account);
+    const queue = new SqsRetryQueue(sqsApi((await providerClients(account, 'provision')).sqs), queueUrl, queueUrl);
     const record: FailedRecord = { messageId: 'm-gone', receiptHandle: 'not-a-handle', body: '{}', attempts: 1 };
     await expect(queue.retryAfter([{ record, seconds: 5 }])).rejects.toThrow(/m-gone/);
   });
 
   it('puts a record on the FIFO dead-letter queue with its reason, attempts and source message', async () => {
     const account = motoAccount();
-    const queueUrl = await fifo('provision', account);
-    const dlqUrl = await fifo('provision-dlq', account);
-    const queue = new SqsRetryQueue(sqsApi(account.sqs), queueUrl, dlqUrl);
+    const queueUrl = await fifo(PROVISION_QUEUE, account);
+    const dlqUrl = await fifo(PROVISION_DLQ, account);
+    const queue = new SqsRetryQueue(sqsApi((await providerClients(account, 'provision')).sqs), queueUrl, dlqUrl);
     await queue.deadLetter(
       {
         messageId: 'm-1',
