@@ -100,6 +100,21 @@ export function acknowledgeNagFindings(provisioner: Provisioner): NagAcknowledge
       );
     }
   }
+  const preflight = provisioner.preflight?.function.function;
+  if (preflight) {
+    acknowledge(
+      made,
+      preflight.role,
+      LAMBDA_BASIC,
+      'CloudWatch Logs access for the preflight function; its log group is created by the stack with a retention',
+    );
+    acknowledge(
+      made,
+      defaultPolicy(preflight),
+      'IAM5[Resource::*]',
+      'DescribeVpcs, DescribeSubnets and DescribeSecurityGroups support no resource-level permissions; limited to the stack region',
+    );
+  }
   for (const f of [provisioner.watcher, provisioner.interruption, provisioner.gc]) {
     acknowledge(
       made,

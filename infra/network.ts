@@ -1,11 +1,12 @@
 // Where the functions run when the cluster's API server is private or restricted: in the user's VPC
 // and subnets, with a security group that only lets them out on HTTPS. The VPC is referenced by id,
-// never looked up, so synth stays offline; a VPC or subnet that does not exist fails the deploy at
-// the first function, naming it. Which AWS endpoints the functions then need is a fixed list
+// never looked up, so synth stays offline; a VPC, subnet or security group that does not exist or is
+// in another VPC fails the deploy at the preflight (NetworkPreflight), before any function is
+// created, naming it. Which AWS endpoints the functions then need is a fixed list
 // (vpcEndpointServices): the deploy prints it, since without NAT every service on it needs an
 // interface endpoint (DynamoDB a gateway endpoint) or the calls time out.
 
-import { Aws, Fn } from 'aws-cdk-lib';
+import { Aws, CustomResource, Duration, Fn } from 'aws-cdk-lib';
 import {
   type ISecurityGroup,
   type ISubnet,
@@ -16,7 +17,10 @@ import {
   Subnet,
   Vpc,
 } from 'aws-cdk-lib/aws-ec2';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { KarplessFunction } from './function';
+import { regionalReads } from './iam';
 
 export interface FunctionNetworkProps {
   /** The VPC the functions run in (`vpc-…`): the cluster's, or one routed to its private endpoint. */
@@ -76,6 +80,51 @@ export class FunctionNetwork extends Construct {
       sg.addEgressRule(Peer.anyIpv4(), Port.tcp(443), 'AWS service endpoints and the EKS API server');
       this.securityGroups = [sg];
     }
+  }
+}
+
+export interface NetworkPreflightProps {
+  readonly clusterName: string;
+  readonly network: FunctionNetworkProps;
+  /** The preflight handler module (lambdas/preflight/handler.ts). */
+  readonly entry: string;
+  readonly configurationFile: string;
+  readonly logRetention: RetentionDays;
+}
+
+/**
+ * Custom::KarplessPreflight and its function: checks at deploy time what synth cannot (it never
+ * calls AWS), that the VPC exists and holds every subnet and security group given. Whatever runs in
+ * the VPC must depend on `resource`, so a wrong id fails the deploy before any of it is created.
+ * The function runs outside the VPC it checks, and may only describe VPCs, subnets and groups.
+ */
+export class NetworkPreflight {
+  readonly function: KarplessFunction;
+  readonly resource: CustomResource;
+
+  constructor(scope: Construct, props: NetworkPreflightProps) {
+    this.function = new KarplessFunction(scope, 'Preflight', {
+      entry: props.entry,
+      configurationFile: props.configurationFile,
+      timeout: Duration.seconds(30),
+      memorySizeMiB: 256,
+      environment: {},
+      logRetention: props.logRetention,
+    });
+    this.function.function.addToRolePolicy(
+      regionalReads(['DescribeVpcs', 'DescribeSubnets', 'DescribeSecurityGroups']),
+    );
+    const { vpcId, subnetIds, securityGroupIds = [] } = props.network;
+    this.resource = new CustomResource(scope, 'PreflightCheck', {
+      serviceToken: this.function.function.functionArn,
+      resourceType: 'Custom::KarplessPreflight',
+      properties: {
+        ClusterName: props.clusterName,
+        VpcId: vpcId,
+        SubnetIds: [...subnetIds],
+        SecurityGroupIds: [...securityGroupIds],
+      },
+    });
   }
 }
 

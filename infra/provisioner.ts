@@ -35,7 +35,7 @@ import {
   scopedDeletion,
   scopedInstanceTagging,
 } from './iam';
-import { FunctionNetwork, type FunctionNetworkProps, vpcEndpointServices } from './network';
+import { FunctionNetwork, type FunctionNetworkProps, NetworkPreflight, vpcEndpointServices } from './network';
 import { Observability } from './observability';
 import { EventQueues } from './queues';
 
@@ -236,6 +236,8 @@ export class Provisioner extends Construct {
   readonly observability: Observability;
   /** The functions' VPC placement, when they run in one. */
   readonly network: FunctionNetwork | undefined;
+  /** The deploy-time check of that VPC, its subnets and security groups, when the functions run in one. */
+  readonly preflight: NetworkPreflight | undefined;
 
   constructor(scope: Construct, id: string, props: ProvisionerProps) {
     super(scope, id);
@@ -274,6 +276,16 @@ export class Provisioner extends Construct {
     const isolated = props.isolatedVPC ?? false;
     if (isolated) this.requireInstanceProfiles();
     this.network = props.vpc ? new FunctionNetwork(this, 'Network', props.vpc) : undefined;
+    this.preflight = props.vpc
+      ? new NetworkPreflight(this, {
+          clusterName,
+          network: props.vpc,
+          entry: join(lambdasDir, 'preflight', 'handler.ts'),
+          configurationFile,
+          logRetention,
+        })
+      : undefined;
+    if (this.preflight) this.network?.node.addDependency(this.preflight.resource);
 
     const environment = {
       [ENV.clusterName]: clusterName,
@@ -311,6 +323,8 @@ export class Provisioner extends Construct {
       ...(props.spotToSpotConsolidation ? { [ENV.spotToSpotConsolidation]: 'true' } : {}),
     });
     this.gc = fn('Gc', GC_TIMEOUT, 512);
+    // A wrong VPC, subnet or security group fails the deploy at the preflight, before any function.
+    for (const f of this.functions()) if (this.preflight) f.node.addDependency(this.preflight.resource);
 
     this.grantPermissions(clusterName);
     for (const arn of props.noticeProducers ?? []) {

@@ -128,6 +128,8 @@ const LEFT_OUT: Record<string, string> = {
   'AWS::CDK::Metadata': 'CDK bookkeeping only',
   'Custom::KarplessUninstall':
     "moto's CloudFormation would invoke the gc function (in Docker) and wait for its answer; the demo never destroys the stack, and the uninstall is tested against moto in test/integration/runtime/gc.test.ts",
+  'Custom::KarplessPreflight':
+    "moto's CloudFormation would invoke the preflight function (in Docker); the demo runs the same check in-process before the deploy",
   'AWS::Events::EventBusPolicy':
     "moto's CloudFormation does not implement it, and moto evaluates no resource policy: the demo's producers are karpless's own functions",
 };

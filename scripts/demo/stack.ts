@@ -12,6 +12,8 @@ import { Template as CdkTemplate } from 'aws-cdk-lib/assertions';
 import { buildKarplessApp } from '../../infra/karpless-stack';
 import type { Provisioner } from '../../infra/provisioner';
 import { NodeSha256 } from '../../shared/kube/token';
+import { readNetworkFacts, vpcApi } from '../../shared/providers/vpc';
+import { networkProblems, networkRequest, preflightFailure } from '../../shared/runtime/preflight';
 import {
   type AwsEndpoint,
   createClusterResources,
@@ -80,6 +82,7 @@ export async function deployDemoStack(
   );
   const template = CdkTemplate.fromStack(stack).toJSON() as Template;
   timeline.add('stack', `synthesized ${stack.stackName}: ${Object.keys(template.Resources).length} resources`);
+  if (options.vpc) timeline.add('stack', await preflight(aws, template));
   const deployed = await deployStack(aws, stack.stackName, template);
   timeline.add(
     'stack',
@@ -96,6 +99,24 @@ export async function deployDemoStack(
   }
   timeline.add('stack', `VPC endpoints the functions need (output VpcEndpoints): ${vpc.endpoints}`);
   return { network, provisioner, template, deployed, vpc };
+}
+
+/**
+ * The check of Custom::KarplessPreflight with the properties the template gives it, in-process as
+ * moto's CloudFormation cannot invoke its function: a wrong id fails the demo before the deploy.
+ */
+async function preflight(aws: AwsEndpoint, template: Template): Promise<string> {
+  const check = Object.values(template.Resources).find((r) => r.Type === 'Custom::KarplessPreflight');
+  if (!check) throw new Error('demo --vpc: the template has no Custom::KarplessPreflight');
+  const ec2 = new EC2Client(aws);
+  try {
+    const request = networkRequest(check.Properties as Record<string, unknown>);
+    const problems = networkProblems(request, await readNetworkFacts(vpcApi(ec2), request));
+    if (problems.length > 0) throw new Error(preflightFailure(problems));
+    return `preflight (Custom::KarplessPreflight): ${request.vpcId} holds subnets ${request.subnetIds.join(', ')}`;
+  } finally {
+    ec2.destroy();
+  }
 }
 
 /** Two private subnets, untagged so no EC2NodeClass selects them for nodes. */
@@ -125,7 +146,10 @@ async function readVpcPlacement(
   vpcId: string,
   functionSubnetIds: string[],
 ): Promise<DemoVpc> {
-  const names = [...deployed.resources.values()].filter((r) => r.type === 'AWS::Lambda::Function');
+  // The preflight runs outside the VPC it checks, by design.
+  const names = [...deployed.resources.entries()]
+    .filter(([id, r]) => r.type === 'AWS::Lambda::Function' && !id.startsWith('ProvisionerPreflight'))
+    .map(([, r]) => r);
   const placements = await Promise.all(names.map((r) => functionPlacement(aws, r.physicalId)));
   await resolveVpcs(aws, placements);
   for (const p of placements) {

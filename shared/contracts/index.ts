@@ -129,6 +129,8 @@ export const SERVICE = {
   interruption: 'karpless-interruption',
   drift: 'karpless-drift',
   gc: 'karpless-gc',
+  /** The stack's network check at deploy (Custom::KarplessPreflight), not a scheduled function. */
+  preflight: 'karpless-preflight',
 } as const;
 
 /** Kubernetes names karpless writes on Nodes (Karpenter's own). */

@@ -47,13 +47,14 @@ import {
   type FunctionName,
   type FunctionRole,
   functionRole,
+  type StackFunctionName,
   type Template,
   withoutStatement,
 } from './policies';
 import { type Denial, formatDenial, PolicySimulator } from './simulator';
 import { fetchTemplate, type SynthRequest } from './synth-server';
 
-export { FUNCTIONS, type FunctionName } from './policies';
+export { FUNCTIONS, type FunctionName, type StackFunctionName } from './policies';
 export { type Denial, formatDenial, takeDenials } from './simulator';
 
 /**
@@ -187,7 +188,7 @@ function audited<T extends { middlewareStack: unknown }>(
 }
 
 export interface FunctionIdentity {
-  function: FunctionName;
+  function: StackFunctionName;
   roleArn: string;
   /** The assumed-role session's ARN: what AWS names as the caller. */
   sessionArn: string;
@@ -288,7 +289,7 @@ export async function synthesizedTemplate(env: NodeJS.ProcessEnv): Promise<Templ
  */
 export async function functionIdentity(
   account: MotoAccount,
-  fn: FunctionName,
+  fn: StackFunctionName,
   stack: SynthRequest,
   names: { tableName?: string; busName?: string } = {},
 ): Promise<FunctionIdentity> {

@@ -5,6 +5,8 @@
 
 export const FUNCTIONS = ['watcher', 'provision', 'interruption', 'drift', 'gc'] as const;
 export type FunctionName = (typeof FUNCTIONS)[number];
+/** Any function of the stack: the five, and the deploy-time preflight of a stack in a VPC. */
+export type StackFunctionName = FunctionName | 'preflight';
 
 export interface PolicyStatement {
   Sid?: string;
@@ -21,7 +23,7 @@ export interface PolicyDocument {
 }
 
 export interface FunctionRole {
-  function: FunctionName;
+  function: StackFunctionName;
   /** The template's logical id of the role. */
   logicalId: string;
   /** Identity policies by name (inline policies and the AWS::IAM::Policy resources attached to it). */
@@ -143,7 +145,7 @@ export function resolve(template: Template, value: unknown, ctx: ResolveContext)
   return Object.fromEntries(entries.map(([k, v]) => [k, resolve(template, v, ctx)]));
 }
 
-function functionLogicalId(template: Template, fn: FunctionName): string {
+function functionLogicalId(template: Template, fn: StackFunctionName): string {
   const prefix = `Provisioner${fn[0]?.toUpperCase()}${fn.slice(1)}`;
   const found = Object.entries(template.Resources).filter(
     // CDK appends an 8-digit hash to the construct path.
@@ -156,7 +158,7 @@ function functionLogicalId(template: Template, fn: FunctionName): string {
 }
 
 /** The role of one function with every identity policy attached to it, resolved for the account. */
-export function functionRole(template: Template, fn: FunctionName, ctx: ResolveContext): FunctionRole {
+export function functionRole(template: Template, fn: StackFunctionName, ctx: ResolveContext): FunctionRole {
   const lambda = template.Resources[functionLogicalId(template, fn)];
   const roleRef = (lambda?.Properties?.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt'];
   if (!roleRef) throw new Error(`iam harness: the ${fn} function's Role is not a Fn::GetAtt of a role`);

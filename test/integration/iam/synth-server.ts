@@ -7,11 +7,14 @@
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FunctionNetworkProps } from '../../../infra/network';
 import type { Configuration } from '../../../shared/apis/configuration';
 
 export interface SynthRequest {
   clusterName: string;
   configuration: Configuration;
+  /** As `-c vpc=… -c subnets=…`: the functions in a VPC, and the preflight that checks it. */
+  vpc?: FunctionNetworkProps;
 }
 
 async function synthesize(request: SynthRequest): Promise<string> {
@@ -23,7 +26,11 @@ async function synthesize(request: SynthRequest): Promise<string> {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
   // Environment-agnostic, so ARNs keep ${AWS::AccountId} and resolve per moto account.
   const stack = new Stack(app, 'Karpless');
-  new Provisioner(stack, 'Provisioner', { clusterName: request.clusterName, manifests: request.configuration });
+  new Provisioner(stack, 'Provisioner', {
+    clusterName: request.clusterName,
+    manifests: request.configuration,
+    ...(request.vpc ? { vpc: request.vpc } : {}),
+  });
   return JSON.stringify(app.synth().getStackByName(stack.stackName).template);
 }
 
@@ -39,11 +46,11 @@ export interface SynthServer {
 
 /**
  * What the roles depend on: the cluster name and the node classes (their roles, instance profiles
- * and SSM parameters; infra/provisioner.ts reads no NodePool for IAM). Tests that differ only in
+ * and SSM parameters; infra/provisioner.ts reads no NodePool for IAM), and the VPC if any. Tests that differ only in
  * their NodePools (budgets, consolidation policy) share one synthesis, seconds each under load.
  */
 function cacheKey(request: SynthRequest): string {
-  return JSON.stringify([request.clusterName, request.configuration.nodeClasses]);
+  return JSON.stringify([request.clusterName, request.configuration.nodeClasses, request.vpc ?? null]);
 }
 
 /** A first synthesis costs ten times the next ones (lazy loading, JIT): paid while moto starts. */
