@@ -127,7 +127,7 @@ const LEFT_OUT: Record<string, string> = {
     'moto would invoke the function in Docker; the demo receives from the queue and calls the handler in-process instead',
   'AWS::CDK::Metadata': 'CDK bookkeeping only',
   'Custom::KarplessUninstall':
-    "moto's CloudFormation would invoke the gc function (in Docker) and wait for its answer; the demo never destroys the stack, and the uninstall is tested against moto in test/integration/runtime/gc.test.ts",
+    "moto's CloudFormation would invoke the gc function (in Docker) and wait for its answer; the demo never destroys the stack; `cdk destroy` is replayed against moto in test/integration/runtime/destroy.test.ts",
   'Custom::KarplessPreflight':
     "moto's CloudFormation would invoke the preflight function (in Docker); the demo runs the same check in-process before the deploy",
   'AWS::Events::EventBusPolicy':

@@ -275,7 +275,8 @@ export class ProvisionFixture {
     readonly options: ProvisionFixtureOptions,
     readonly account: MotoAccount,
     readonly api: FakeApiServer,
-    private readonly runtimes: FunctionRuntimes,
+    /** Every function's runtime, each under its own synthesized role. */
+    readonly runtimes: FunctionRuntimes,
     private readonly handler: ReturnType<typeof provisionHandler>,
     private readonly tools: Powertools,
   ) {}
