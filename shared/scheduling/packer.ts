@@ -30,7 +30,7 @@ import { PodTerms } from './packing/pod-terms';
 import { staticFit, unschedulableReasons } from './packing/pool-fit';
 import { type PostPassContext, PostPasses } from './packing/post-passes';
 import { ReservationLedger } from './packing/reservations';
-import { ConflictSkips, FullSkips } from './packing/skips';
+import { ConflictSkips, FullSkips, firstClear } from './packing/skips';
 import type {
   ClaimState,
   ExistingState,
@@ -68,6 +68,9 @@ const NONE: Fit = Object.freeze({ n: 0 });
 const CONFLICT: Fit = Object.freeze({ n: 0 });
 /** No instance type the claim may still have has room for one more pod of these requests. */
 const FULL: Fit = Object.freeze({ n: 0 });
+
+/** No claim skipped. */
+const NO_BITS = new Uint32Array(0);
 
 /** A batch pinned to no domain (the variant has no pin keys). */
 const UNPINNED: Pinned = Object.freeze({ targets: [], key: '' });
@@ -529,13 +532,16 @@ export class Packer {
       );
     const full = this.full.of(podReqsId, v.cls.reqId);
     for (;;) {
-      cursor.c = this.conflicts.first(podReqsId, cursor.c);
+      const conflicting = this.conflicts.of(podReqsId);
+      cursor.c = firstClear(conflicting, NO_BITS, cursor.c);
       if (cursor.c >= this.claims.length || placed >= want) break;
-      const node = this.claims[cursor.c]!;
-      if (full.has(cursor.c, node)) {
-        cursor.c++;
+      // Past the claims known full too, many words at a time: thousands of classes each walk the claims.
+      const free = firstClear(conflicting, full.bits, cursor.c);
+      if (free !== cursor.c) {
+        cursor.c = free;
         continue;
       }
+      const node = this.claims[cursor.c]!;
       const fit = this.canTakeClaim(v, node, podReqs, podReqsId, want - placed);
       if (fit.n > 0) {
         this.commit(v, node, pods, start + placed, fit);
@@ -543,7 +549,7 @@ export class Packer {
         if (placed < want) cursor.c++;
       } else {
         if (fit === CONFLICT) this.conflicts.add(podReqsId, cursor.c);
-        else if (fit === FULL && !node.pool.hasMinValues) full.mark(cursor.c, node);
+        else if (fit === FULL && !node.pool.hasMinValues) full.mark(cursor.c);
         cursor.c++;
       }
     }
@@ -635,6 +641,7 @@ export class Packer {
     const req = v.cls.req;
     for (let r = 0; r < req.length; r++) node.used[r]! += n * req[r]!;
     if (claim && node.kind === 'claim') {
+      if (claim.reqsId !== node.reqsId || claim.capPrice !== node.capPrice) this.full.lapse(node.index);
       node.reqsId = claim.reqsId;
       node.reqs = this.catalog.reqsById[claim.reqsId]!;
       node.frontier = fitting(claim.frontier, node.used);
