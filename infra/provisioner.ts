@@ -326,7 +326,10 @@ export class Provisioner extends Construct {
     // A wrong VPC, subnet or security group fails the deploy at the preflight, before any function.
     for (const f of this.functions()) if (this.preflight) f.node.addDependency(this.preflight.resource);
 
-    this.grantPermissions(clusterName);
+    this.grantPermissions(clusterName, {
+      nodeClassDeletion: configurationSource(props.configuration) === 'cluster',
+      isolated,
+    });
     for (const arn of props.noticeProducers ?? []) {
       if (!Token.isUnresolved(arn) && !PRINCIPAL_ARN.test(arn)) {
         throw new Error(
@@ -417,7 +420,7 @@ export class Provisioner extends Construct {
     });
   }
 
-  private grantPermissions(clusterName: string): void {
+  private grantPermissions(clusterName: string, scope: { nodeClassDeletion: boolean; isolated: boolean }): void {
     const noticeBus = this.queues.noticeBus;
     for (const f of [this.watcher, this.provision, this.interruption, this.drift, this.gc]) {
       this.table.grantReadWriteData(f.function);
@@ -451,9 +454,24 @@ export class Provisioner extends Construct {
     );
     this.gc.function.addToRolePolicy(scopedDeletion(clusterName, ['instance', 'launch-template']));
     for (const statement of instanceProfileCleanup(clusterName)) this.gc.function.addToRolePolicy(statement);
-    // Registration labels a node with its instance type's labels, described per launched type.
-    this.watcher.function.addToRolePolicy(regionalReads(['DescribeInstances', 'DescribeInstanceTypes']));
-    this.watcher.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));
+    // Registration labels a node with its instance type's labels, described per launched type. With
+    // the configuration read from the cluster, an EC2NodeClass's deletion deletes its launch templates
+    // and (outside an isolated VPC, where karpless creates none) its managed instance profiles, under
+    // the same tag-scoped statements as garbage collection.
+    const { nodeClassDeletion, isolated } = scope;
+    this.watcher.function.addToRolePolicy(
+      regionalReads([
+        'DescribeInstances',
+        'DescribeInstanceTypes',
+        ...(nodeClassDeletion ? ['DescribeLaunchTemplates'] : []),
+      ]),
+    );
+    this.watcher.function.addToRolePolicy(
+      scopedDeletion(clusterName, nodeClassDeletion ? ['instance', 'launch-template'] : ['instance']),
+    );
+    if (nodeClassDeletion && !isolated) {
+      for (const statement of instanceProfileCleanup(clusterName)) this.watcher.function.addToRolePolicy(statement);
+    }
     this.watcher.function.addToRolePolicy(scopedInstanceTagging(clusterName));
     this.interruption.function.addToRolePolicy(regionalReads(['DescribeInstances']));
     this.interruption.function.addToRolePolicy(scopedDeletion(clusterName, ['instance']));

@@ -169,7 +169,8 @@ function currentPairs(nodePools: readonly NodePool[]): Set<string> {
 }
 
 /** Tagged for this cluster exactly as launchTags does: name and owned tag both, never just one. */
-function clusterOwned(tags: Record<string, string>, cluster: string): boolean {
+/** Tagged as the cluster's, owned: what karpless created for it. */
+export function clusterOwned(tags: Record<string, string>, cluster: string): boolean {
   return tags[TAG.clusterName] === cluster && tags[TAG.clusterOwned(cluster)] === 'owned';
 }
 

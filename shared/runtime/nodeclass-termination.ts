@@ -7,12 +7,20 @@
 // NodePool or NodeClaim is deleted, or by disruption, within their budgets. Meanwhile no claim is
 // launched for it: the configuration read from the cluster leaves a class being deleted out
 // (../apis/cluster-configuration) and its NodePools' status says NodeClassTerminating.
+// Before the finalizer goes, what karpless created for the class goes, as upstream's Finalize does:
+// the instance profiles it made for spec.role (never a spec.instanceProfile the user gave) and the
+// class's launch templates. A failed deletion keeps the finalizer; the next pass retries.
 
+import type { EC2NodeClass } from '../apis/v1/types';
+import { TAG } from '../contracts';
 import type { EventRecorder } from '../kube/events';
 import type { KarpenterObject, KarpenterObjectsApi } from '../kube/karpenter';
 import { isKubeApiError } from '../kube/types';
 import type { NodeClaimRecord } from '../nodeclaim/record';
 import type { Clock } from '../providers/clock';
+import type { ClusterInstanceProfile } from '../providers/instanceprofile-gc';
+import type { ClusterLaunchTemplate } from '../providers/launchtemplate-gc';
+import { clusterOwned } from './gc-decisions';
 import type { RuntimeLog } from './telemetry';
 
 export const NODECLASS_TERMINATION_FINALIZER = 'karpenter.k8s.aws/termination';
@@ -60,8 +68,44 @@ export function waitingOnNodeClaimsMessage(names: readonly string[]): string {
   return `Waiting on NodeClaim termination for ${listed}${others > 0 ? ` and ${others} other(s)` : ''}`;
 }
 
+/** The cluster's launch templates and managed instance profiles, as garbage collection lists and deletes them. */
+export interface NodeClassResources {
+  cluster: string;
+  region: string;
+  instanceProfiles: {
+    list(): Promise<ClusterInstanceProfile[]>;
+    delete(profile: Pick<ClusterInstanceProfile, 'name' | 'roles'>): Promise<void>;
+  };
+  launchTemplates: { list(): Promise<ClusterLaunchTemplate[]>; delete(id: string): Promise<void> };
+}
+
+/**
+ * What karpless created for the class and deletes with it (pure): the cluster's profiles tagged with
+ * the class in this region, only while the class names spec.role (upstream deletes the profile only
+ * then: a spec.instanceProfile is the user's), and the cluster's templates tagged with the class.
+ * By name, not uid: a class re-applied under the same name reuses its profile (../providers/instanceprofile).
+ */
+export function nodeClassCleanup(
+  nodeClass: KarpenterObject,
+  context: { cluster: string; region: string },
+  found: { profiles: readonly ClusterInstanceProfile[]; templates: readonly ClusterLaunchTemplate[] },
+): { profiles: ClusterInstanceProfile[]; templates: ClusterLaunchTemplate[] } {
+  const name = nodeClass.metadata.name;
+  const spec = (nodeClass.spec ?? {}) as Partial<EC2NodeClass['spec']>;
+  const ours = (tags: Record<string, string>) => clusterOwned(tags, context.cluster) && tags[TAG.nodeClass] === name;
+  return {
+    profiles:
+      spec.role && !spec.instanceProfile
+        ? found.profiles.filter((p) => ours(p.tags) && p.tags['topology.kubernetes.io/region'] === context.region)
+        : [],
+    templates: found.templates.filter((t) => ours(t.tags)),
+  };
+}
+
 export interface NodeClassTerminationDeps {
   karpenter: Pick<KarpenterObjectsApi, 'patch'>;
+  /** Absent: the finalizer goes without deleting anything (garbage collection collects later). */
+  resources?: NodeClassResources;
   recorder?: Pick<EventRecorder, 'publish'>;
   log: RuntimeLog;
   clock: Clock;
@@ -71,6 +115,8 @@ export interface NodeClassTerminationReport {
   added: string[];
   waiting: string[];
   released: string[];
+  /** Classes whose profiles or templates could not be deleted: the finalizer stays for the next pass. */
+  failed: string[];
 }
 
 export class NodeClassTermination {
@@ -83,12 +129,16 @@ export class NodeClassTermination {
     nodeClasses: readonly KarpenterObject[],
     records: readonly NodeClaimRecord[],
   ): Promise<NodeClassTerminationReport> {
-    const report: NodeClassTerminationReport = { added: [], waiting: [], released: [] };
+    const report: NodeClassTerminationReport = { added: [], waiting: [], released: [], failed: [] };
     for (const action of nodeClassFinalizerActions(nodeClasses, records)) {
       const name = action.nodeClass.metadata.name;
       if (action.kind === 'wait') {
         report.waiting.push(name);
         await this.announceWaiting(action.nodeClass, action.nodeClaims);
+        continue;
+      }
+      if (action.kind === 'release' && !(await this.deleteResources(action.nodeClass))) {
+        report.failed.push(name);
         continue;
       }
       const others = (action.nodeClass.metadata.finalizers ?? []).filter((f) => f !== NODECLASS_TERMINATION_FINALIZER);
@@ -104,6 +154,35 @@ export class NodeClassTermination {
       }
     }
     return report;
+  }
+
+  /** Deletes the class's profiles and templates; false (logged) when one could not be deleted. */
+  private async deleteResources(nodeClass: KarpenterObject): Promise<boolean> {
+    const { resources, log } = this.deps;
+    if (!resources) return true;
+    const name = nodeClass.metadata.name;
+    try {
+      const spec = (nodeClass.spec ?? {}) as Partial<EC2NodeClass['spec']>;
+      const cleanup = nodeClassCleanup(nodeClass, resources, {
+        // Listing IAM costs a call per profile: only when the class may have a profile of ours.
+        profiles: spec.role && !spec.instanceProfile ? await resources.instanceProfiles.list() : [],
+        templates: await resources.launchTemplates.list(),
+      });
+      for (const profile of cleanup.profiles) await resources.instanceProfiles.delete(profile);
+      for (const template of cleanup.templates) await resources.launchTemplates.delete(template.id);
+      log.info('EC2NodeClass deleted: its instance profiles and launch templates deleted', {
+        nodeClass: name,
+        instanceProfiles: cleanup.profiles.map((p) => p.name),
+        launchTemplates: cleanup.templates.map((t) => t.name),
+      });
+      return true;
+    } catch (error) {
+      log.warn(
+        `EC2NodeClass/${name} is being deleted but its instance profiles or launch templates could not be deleted; the finalizer stays and the next pass retries (check the watcher role's IAM and EC2 permissions)`,
+        { nodeClass: name, error: String(error) },
+      );
+      return false;
+    }
   }
 
   /**

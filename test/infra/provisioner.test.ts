@@ -291,6 +291,32 @@ describe('Provisioner: IAM', () => {
     expect(actionsOf(statementsOf(template, 'Provision')).has('ec2:TerminateInstances')).toBe(false);
   });
 
+  it("lets the watcher delete a deleted EC2NodeClass's templates and profiles only when it reads the cluster, with gc's tag scopes", () => {
+    const bundled = statementsOf(exampleTemplate(), 'Watcher');
+    expect(actionsOf(bundled).has('ec2:DeleteLaunchTemplate')).toBe(false);
+    expect(actionsOf(bundled).has('iam:DeleteInstanceProfile')).toBe(false);
+
+    const watcher = statementsOf(synthProvisioner({ configuration: 'cluster' }).template, 'Watcher');
+    expect(watcher.find((s) => s.Sid === 'AllowScopedDeletion')).toMatchObject({
+      Action: ['ec2:TerminateInstances', 'ec2:DeleteLaunchTemplate'],
+      Condition: {
+        StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/demo': 'owned' },
+        StringLike: { 'aws:ResourceTag/karpenter.sh/nodepool': '*' },
+      },
+    });
+    expect(actionsOf(watcher).has('ec2:DescribeLaunchTemplates')).toBe(true);
+    expect(watcher.find((s) => s.Sid === 'AllowScopedInstanceProfileDeletion')).toMatchObject({
+      Action: ['iam:RemoveRoleFromInstanceProfile', 'iam:DeleteInstanceProfile'],
+      Condition: {
+        StringEquals: expect.objectContaining({ 'aws:ResourceTag/kubernetes.io/cluster/demo': 'owned' }),
+        StringLike: { 'aws:ResourceTag/karpenter.k8s.aws/ec2nodeclass': '*' },
+      },
+    });
+    // Sids stay unique within the watcher's policy (IAM refuses duplicates).
+    const sids = watcher.flatMap((s) => (s.Sid ? [s.Sid] : []));
+    expect(new Set(sids).size).toBe(sids.length);
+  });
+
   it('limits re-tagging to the keys set at registration', () => {
     const template = exampleTemplate();
     const tagging = statementsOf(template, 'Watcher').find((s) => s.Sid === 'AllowScopedResourceTagging');

@@ -16,7 +16,9 @@ import { ClusterConfigurationSource } from '../../shared/runtime/cluster-configu
 import { ClusterStatusWriter } from '../../shared/runtime/cluster-status';
 import {
   NODECLASS_TERMINATION_FINALIZER,
+  type NodeClassResources,
   NodeClassTermination,
+  nodeClassCleanup,
   nodeClassFinalizerActions,
   WAITING_EVENT_INTERVAL_MS,
   waitingOnNodeClaimsMessage,
@@ -87,6 +89,52 @@ describe('nodeClassFinalizerActions', () => {
     expect(waitingOnNodeClaimsMessage(['a', 'b', 'c', 'd', 'e', 'f', 'g'])).toBe(
       'Waiting on NodeClaim termination for a, b, c, d, e and 2 other(s)',
     );
+  });
+});
+
+const ours = (nodeClass: string, extra: Record<string, string> = {}) => ({
+  'kubernetes.io/cluster/demo': 'owned',
+  'eks:eks-cluster-name': 'demo',
+  'karpenter.k8s.aws/ec2nodeclass': nodeClass,
+  'topology.kubernetes.io/region': 'us-west-2',
+  ...extra,
+});
+
+describe('nodeClassCleanup', () => {
+  const context = { cluster: 'demo', region: 'us-west-2' };
+  const profiles = [
+    { name: 'demo_1', path: '/karpenter/us-west-2/demo/u1/', tags: ours('default'), roles: ['R'] },
+    { name: 'demo_2', path: '/karpenter/us-west-2/demo/u2/', tags: ours('other'), roles: ['R'] },
+    {
+      name: 'demo_3',
+      path: '/karpenter/us-east-1/demo/u1/',
+      tags: ours('default', { 'topology.kubernetes.io/region': 'us-east-1' }),
+      roles: [],
+    },
+    {
+      name: 'other_1',
+      path: '/karpenter/us-west-2/other/u1/',
+      tags: { ...ours('default'), 'eks:eks-cluster-name': 'x' },
+      roles: [],
+    },
+  ];
+  const templates = [
+    { id: 'lt-1', name: 'karpenter.k8s.aws/1', tags: ours('default') },
+    { id: 'lt-2', name: 'karpenter.k8s.aws/2', tags: ours('other') },
+  ];
+
+  it("picks the cluster's profiles of the class in this region and its templates, by the class's name", () => {
+    const cleanup = nodeClassCleanup(nodeClassObject('default'), context, { profiles, templates });
+    expect(cleanup.profiles.map((p) => p.name)).toEqual(['demo_1']);
+    expect(cleanup.templates.map((t) => t.id)).toEqual(['lt-1']);
+  });
+
+  it('deletes no profile of a class that names its own spec.instanceProfile', () => {
+    const byo = nodeClassObject('default');
+    byo.spec = { ...(byo.spec as object), role: undefined, instanceProfile: 'demo_1' };
+    const cleanup = nodeClassCleanup(byo, context, { profiles, templates });
+    expect(cleanup.profiles).toEqual([]);
+    expect(cleanup.templates.map((t) => t.id)).toEqual(['lt-1']);
   });
 });
 
@@ -196,6 +244,52 @@ describe('EC2NodeClass deletion on the fake API server', () => {
     // The last claim gone (its termination finished), the finalizer goes and the class with it.
     await state.deleteNodeClaim('general-x2k9p');
     await status.sync();
+    expect(server.getObject('ec2nodeclasses', 'default')).toBeUndefined();
+  });
+
+  it("keeps the finalizer while the class's launch templates cannot be deleted, and releases once they can", async () => {
+    let refuse = true;
+    const deleted: string[] = [];
+    const resources: NodeClassResources = {
+      cluster: 'demo',
+      region: 'us-west-2',
+      instanceProfiles: {
+        list: async () => [
+          { name: 'demo_1', path: '/karpenter/us-west-2/demo/u/', tags: ours('default'), roles: ['R'] },
+        ],
+        delete: async (p) => void deleted.push(p.name),
+      },
+      launchTemplates: {
+        list: async () => [{ id: 'lt-1', name: 'karpenter.k8s.aws/1', tags: ours('default') }],
+        delete: async (id) => {
+          if (refuse) throw Object.assign(new Error('not authorized'), { name: 'UnauthorizedOperation' });
+          deleted.push(id);
+        },
+      },
+    };
+    const termination = new NodeClassTermination({
+      karpenter: client.karpenterObjects(),
+      resources,
+      log: { debug() {}, info() {}, warn: (m) => warnings.push(m), error() {} },
+      clock: () => now,
+    });
+    const classes = async () => (await client.karpenterObjects().list('ec2nodeclasses')).items;
+    await termination.reconcile(await classes(), []);
+    await client.karpenterObjects().remove('ec2nodeclasses', 'default');
+
+    const refused = await termination.reconcile(await classes(), []);
+    expect(refused).toMatchObject({ failed: ['default'], released: [] });
+    expect(finalizers()).toEqual([NODECLASS_TERMINATION_FINALIZER]);
+    expect(warnings).toContainEqual(
+      expect.stringMatching(
+        /^EC2NodeClass\/default is being deleted but its instance profiles or launch templates could not be deleted/,
+      ),
+    );
+
+    refuse = false;
+    expect(await termination.reconcile(await classes(), [])).toMatchObject({ failed: [], released: ['default'] });
+    // The retry deletes again the profile the refused pass deleted: deleting what is gone is no error.
+    expect(deleted).toEqual(['demo_1', 'demo_1', 'lt-1']);
     expect(server.getObject('ec2nodeclasses', 'default')).toBeUndefined();
   });
 

@@ -16,7 +16,8 @@ import type { UninstallDeps } from '../uninstall';
 // there are none to collect, and IAM is out of reach anyway.
 const NO_MANAGED_PROFILES: GcDeps['instanceProfiles'] = { list: async () => [], delete: async () => {} };
 
-function clusterResources(runtime: Runtime): Pick<GcDeps, 'launchTemplates' | 'instanceProfiles'> {
+/** The cluster's launch templates and managed instance profiles (also what EC2NodeClass deletion deletes). */
+export function clusterResources(runtime: Runtime): Pick<GcDeps, 'launchTemplates' | 'instanceProfiles'> {
   const { clients, settings } = runtime;
   const launchTemplates = new ClusterLaunchTemplates(ec2Api(clients.ec2), settings.cluster);
   if (settings.isolatedVPC) return { launchTemplates, instanceProfiles: NO_MANAGED_PROFILES };

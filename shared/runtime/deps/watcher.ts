@@ -1,7 +1,8 @@
 // What the watcher function needs beyond the common runtime: the Kubernetes client, the notice
 // publisher and what registration must know of NodePools and launched instance types (their labels,
 // described per type when a node registers: the watcher's role has DescribeInstanceTypes, not the
-// offerings, spot prices and Pricing API the launching functions read).
+// offerings, spot prices and Pricing API the launching functions read); with the configuration read
+// from the cluster, the launch templates and instance profiles an EC2NodeClass's deletion deletes.
 
 import { isEvictable } from '../../kube/client';
 import type { ObservedObjects } from '../cluster-configuration';
@@ -12,6 +13,7 @@ import { PodEvents } from '../pod-events';
 import type { Telemetry } from '../telemetry';
 import type { WatcherDeps } from '../watcher';
 import { observeConfiguration } from './configuration';
+import { clusterResources } from './gc';
 
 export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promise<WatcherDeps> {
   const kube = await kubeClient(runtime);
@@ -41,6 +43,11 @@ export async function watcherDeps(runtime: Runtime, telemetry: Telemetry): Promi
             observeConfiguration: (lists: ObservedObjects) => observeConfiguration(runtime, telemetry, lists),
             nodeClassTermination: new NodeClassTermination({
               karpenter: kube.karpenterObjects(),
+              resources: {
+                cluster: runtime.settings.cluster,
+                region: runtime.settings.region,
+                ...clusterResources(runtime),
+              },
               recorder: kube.eventRecorder(runtime.clock),
               log: telemetry.log,
               clock: runtime.clock,

@@ -277,7 +277,8 @@ export async function synthesizedTemplate(env: NodeJS.ProcessEnv): Promise<Templ
     throw new Error(`iam harness: the environment needs ${ENV.clusterName} and ${ENV.configFile}`);
   }
   const configuration = JSON.parse(readFileSync(configFile, 'utf8')) as Configuration;
-  return (await fetchTemplate(inject('iamSynthEndpoint'), { clusterName, configuration })) as Template;
+  const source = env[ENV.configurationSource] === 'cluster' ? { configurationSource: 'cluster' as const } : {};
+  return (await fetchTemplate(inject('iamSynthEndpoint'), { clusterName, configuration, ...source })) as Template;
 }
 
 /**

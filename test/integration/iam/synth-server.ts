@@ -15,6 +15,8 @@ export interface SynthRequest {
   configuration: Configuration;
   /** As `-c vpc=… -c subnets=…`: the functions in a VPC, and the preflight that checks it. */
   vpc?: FunctionNetworkProps;
+  /** The Provisioner's `configuration` prop: `cluster` grants what reading it from the cluster needs. */
+  configurationSource?: 'cluster';
 }
 
 async function synthesize(request: SynthRequest): Promise<string> {
@@ -30,6 +32,7 @@ async function synthesize(request: SynthRequest): Promise<string> {
     clusterName: request.clusterName,
     manifests: request.configuration,
     ...(request.vpc ? { vpc: request.vpc } : {}),
+    ...(request.configurationSource ? { configuration: request.configurationSource } : {}),
   });
   return JSON.stringify(app.synth().getStackByName(stack.stackName).template);
 }
@@ -46,11 +49,17 @@ export interface SynthServer {
 
 /**
  * What the roles depend on: the cluster name and the node classes (their roles, instance profiles
- * and SSM parameters; infra/provisioner.ts reads no NodePool for IAM), and the VPC if any. Tests that differ only in
+ * and SSM parameters; infra/provisioner.ts reads no NodePool for IAM), the VPC if any, and whether
+ * the configuration is read from the cluster. Tests that differ only in
  * their NodePools (budgets, consolidation policy) share one synthesis, seconds each under load.
  */
 function cacheKey(request: SynthRequest): string {
-  return JSON.stringify([request.clusterName, request.configuration.nodeClasses, request.vpc ?? null]);
+  return JSON.stringify([
+    request.clusterName,
+    request.configuration.nodeClasses,
+    request.vpc ?? null,
+    request.configurationSource ?? null,
+  ]);
 }
 
 /** A first synthesis costs ten times the next ones (lazy loading, JIT): paid while moto starts. */
