@@ -20,22 +20,17 @@ import type { ClaimState, PricedType } from './state';
 
 /** Every compatible type that fits what the claim holds (and its limit charge), cheapest first. */
 export function finalTypes(catalog: TypeCatalog, node: ClaimState): PricedType[] {
-  const fitting: PricedType[] = [];
-  scanFitting(catalog, node, (p) => {
-    fitting.push(p);
-    return true;
-  });
-  return fitting.length > 0 ? fitting : framedTypes(catalog, node);
+  const { list, count } = scanFitting(catalog, node, Number.POSITIVE_INFINITY);
+  if (count === 0) return framedTypes(catalog, node);
+  const fitting = new Array<PricedType>(count);
+  for (let k = 0; k < count; k++) fitting[k] = list[found[k]!]!;
+  return fitting;
 }
 
 /** The first of finalTypes, without listing the rest: what the post passes price a claim at. */
 export function cheapestFinalType(catalog: TypeCatalog, node: ClaimState): PricedType {
-  let first: PricedType | undefined;
-  scanFitting(catalog, node, (p) => {
-    first = p;
-    return false;
-  });
-  return first ?? framedTypes(catalog, node)[0]!;
+  const { list, count } = scanFitting(catalog, node, 1);
+  return count > 0 ? list[found[0]!]! : framedTypes(catalog, node)[0]!;
 }
 
 /** When nothing fits (a claim over-packed by a caller), the types it was framed with. */
@@ -43,24 +38,32 @@ function framedTypes(catalog: TypeCatalog, node: ClaimState): PricedType[] {
   return catalog.compatible(node.pool, node.reqsId).filter((p) => node.frontier.includes(p.t));
 }
 
+/** scanFitting's answer, indices into its list; shared, so each caller reads it before the next scan. */
+let found = new Int32Array(256);
+
 /**
- * Calls `take` with each compatible type that fits the claim's use (and its limit charge), cheapest
- * first, until it returns false. The test runs over the types' vectors laid flat (TypeCatalog.columns):
- * it is made for every type and every claim, millions of times in a solve of thousands of claims.
+ * The compatible types that fit the claim's use (and its limit charge), cheapest first, up to `max`:
+ * their indices into `list` in `found`. The test runs over the types' vectors laid flat
+ * (TypeCatalog.columns): it is made for every type and every claim, millions of times in a solve of
+ * thousands of claims, and the indices let finalize make each claim's lists at their final length
+ * (grown by push, they were a sixth of a 20,000-pod solve's allocations).
  */
-function scanFitting(catalog: TypeCatalog, node: ClaimState, take: (p: PricedType) => boolean): void {
+function scanFitting(catalog: TypeCatalog, node: ClaimState, max: number): { list: PricedType[]; count: number } {
   const pool = node.pool;
   const { list, alloc, capacity, width } = catalog.columns(pool, node.reqsId);
+  if (found.length < list.length) found = new Int32Array(list.length * 2);
   const used = node.used;
   const charged = node.charged;
   const limit = pool.limit;
-  next: for (let i = 0, o = 0; i < list.length; i++, o += width) {
+  let count = 0;
+  next: for (let i = 0, o = 0; i < list.length && count < max; i++, o += width) {
     for (let r = 0; r < width; r++) if (used[r]! > alloc[o + r]!) continue next;
     if (charged)
       for (let r = 0; r < width; r++)
         if (limit[r] !== Number.POSITIVE_INFINITY && capacity[o + r]! > charged[r]!) continue next;
-    if (!take(list[i]!)) return;
+    found[count++] = i;
   }
+  return { list, count };
 }
 
 /**
@@ -71,25 +74,23 @@ function scanFitting(catalog: TypeCatalog, node: ClaimState, take: (p: PricedTyp
 export function finalize(catalog: TypeCatalog, node: ClaimState, reservations = false): PlannedNodeClaim {
   if (reservations) return finalizeReserved(catalog, node);
   const pool = node.pool;
-  // One pass lists the types and their names: thousands of claims each list hundreds of types.
-  const instanceTypes: InstanceType[] = [];
-  const names: string[] = [];
-  let first: PricedType | undefined;
-  const take = (p: PricedType) => {
-    first ??= p;
-    instanceTypes.push(p.t.it);
-    names.push(p.t.it.name);
-    return true;
-  };
-  scanFitting(catalog, node, take);
-  if (!first) for (const p of framedTypes(catalog, node)) take(p);
+  const { list, count } = scanFitting(catalog, node, Number.POSITIVE_INFINITY);
+  const types = count > 0 ? undefined : framedTypes(catalog, node);
+  const length = types ? types.length : count;
+  const instanceTypes = new Array<InstanceType>(length);
+  const names = new Array<string>(length);
+  for (let k = 0; k < length; k++) {
+    const it = (types ? types[k]! : list[found[k]!]!).t.it;
+    instanceTypes[k] = it;
+    names[k] = it.name;
+  }
+  const cheapest = types ? types[0]! : list[found[0]!]!;
   // Claims share requirement sets: the API form is made once per set, and each claim gets its own copy.
   const requirements: NodeSelectorRequirementWithMinValues[] = catalog
     .selectorRequirements(node.reqsId)
     .filter((r) => r.key !== LABEL_INSTANCE_TYPE)
     .map((r) => (r.values ? { ...r, values: [...r.values] } : { ...r }));
   requirements.push({ key: LABEL_INSTANCE_TYPE, operator: 'In', values: names });
-  const cheapest = first!;
   return {
     nodePool: pool.name,
     requirements,
