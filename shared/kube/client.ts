@@ -268,6 +268,8 @@ export class HttpKubeClient implements KubeClient {
             labelSelector: options.labelSelector,
             limit: options.limit ?? DEFAULT_PAGE_SIZE,
             continue: next,
+            // Only on the first page: the API server refuses a resourceVersion beside continue.
+            resourceVersion: next === undefined ? options.resourceVersion : undefined,
           },
           retry: 'idempotent',
         });

@@ -19,6 +19,11 @@ export interface ListOptions {
   labelSelector?: string;
   /** Page size; the client follows `continue` until the list is complete. */
   limit?: number;
+  /**
+   * '0': any recent state will do, served from the API server's watch cache instead of a quorum read
+   * of etcd; the server then answers in one response, whatever the limit. Unset: the latest state.
+   */
+  resourceVersion?: string;
 }
 
 export interface ObjectList<T> {

@@ -1,7 +1,16 @@
 // What the provision decision reads from the API server before it plans (the cluster is the truth
-// at decision time): every pod and node, and, when a pending pod mounts a claim, the claims, volumes
-// and storage classes. A notice only names pods: each is looked up by namespace and name, must still
-// be the same pod (uid) and still provisionable; the others are reported with why and never planned.
+// at decision time): every pod that has not finished and every node, and, when a pending pod mounts
+// a claim, the claims, volumes and storage classes. A notice only names pods: each is looked up by
+// namespace and name, must still be the same pod (uid) and still provisionable; the others are
+// reported with why and never planned.
+//
+// What is left out of the read, and why that is safe: finished pods (Succeeded, Failed) hold no
+// resources on their node (the kube-scheduler does not count them either) and are never planned, so
+// the API server filters them out. Nodes are read at resourceVersion 0, from the API server's watch
+// cache rather than a quorum read of etcd: Karpenter decides from its informers' cache, as stale,
+// and a node the cache has not seen yet is still counted from its instance. Pods stay a paginated
+// latest read: at 150,000 pods a single cached answer would be ~580 MB of JSON, past what one
+// response can be parsed from, and the notice's pods must be seen as they are now.
 
 import type { Node, Pod } from '../apis/core/v1';
 import type { KubeClient } from '../kube/types';
@@ -35,8 +44,14 @@ function keyOf(pod: Pod): string {
   return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name}`;
 }
 
+/** The pods that hold resources on their node or may still get one: all but finished ones. */
+export const UNFINISHED_PODS = 'status.phase!=Succeeded,status.phase!=Failed';
+
 export async function readCluster(kube: ClusterReader): Promise<ClusterSnapshot> {
-  const [pods, nodes] = await Promise.all([kube.listPods(), kube.listNodes()]);
+  const [pods, nodes] = await Promise.all([
+    kube.listPods({ fieldSelector: UNFINISHED_PODS }),
+    kube.listNodes({ resourceVersion: '0' }),
+  ]);
   return { pods: pods.items, nodes: nodes.items };
 }
 
@@ -68,7 +83,7 @@ export function pendingInCluster(named: readonly Pod[], cluster: readonly Pod[])
     const current = byKey.get(key);
     const uid = podUid(notice);
     if (!current) {
-      ignored.push({ pod: key, reason: 'does not exist' });
+      ignored.push({ pod: key, reason: 'does not exist or has finished' });
       continue;
     }
     if (uid !== key && current.metadata.uid !== undefined && current.metadata.uid !== uid) {

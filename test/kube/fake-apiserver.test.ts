@@ -65,6 +65,40 @@ describe('fake API server', () => {
     expect(expired).toMatchObject({ status: 410, body: { kind: 'Status', reason: 'Expired', code: 410 } });
   });
 
+  it('answers resourceVersion=0 from its watch cache: the whole list in one answer, the limit ignored', async () => {
+    for (const name of ['a', 'b', 'c']) server.addNode(node(name));
+    const { status, body } = await call('GET', '/api/v1/nodes?limit=1&resourceVersion=0');
+    expect(status).toBe(200);
+    expect((body.items as { metadata: { name: string } }[]).map((n) => n.metadata.name)).toEqual(['a', 'b', 'c']);
+    expect(body.metadata).toEqual({ resourceVersion: server.resourceVersion });
+  });
+
+  it('refuses a resourceVersion beside continue, as a real server does', async () => {
+    for (const name of ['a', 'b']) server.addNode(node(name));
+    const first = await call('GET', '/api/v1/nodes?limit=1');
+    const token = (first.body.metadata as { continue: string }).continue;
+    expect(await call('GET', `/api/v1/nodes?limit=1&continue=${token}&resourceVersion=0`)).toMatchObject({
+      status: 400,
+      body: { kind: 'Status', reason: 'BadRequest', message: expect.stringContaining('continue') },
+    });
+  });
+
+  it('leaves finished pods out for status.phase!=Succeeded,status.phase!=Failed, page by page', async () => {
+    server.addPod(pod('running', { nodeName: 'n1', phase: 'Running' }));
+    server.addPod(pod('done', { nodeName: 'n1', phase: 'Succeeded' }));
+    server.addPod(pod('crashed', { nodeName: 'n1', phase: 'Failed' }));
+    server.addPod(pod('waiting'));
+    const selector = encodeURIComponent('status.phase!=Succeeded,status.phase!=Failed');
+    const first = await call('GET', `/api/v1/pods?fieldSelector=${selector}&limit=1`);
+    const token = (first.body.metadata as { continue: string }).continue;
+    const second = await call('GET', `/api/v1/pods?fieldSelector=${selector}&limit=1&continue=${token}`);
+    const names = [first, second].flatMap((page) =>
+      (page.body.items as { metadata: { name: string } }[]).map((p) => p.metadata.name),
+    );
+    expect(names).toEqual(['running', 'waiting']);
+    expect(second.body.metadata).not.toHaveProperty('continue');
+  });
+
   it('answers errors with Status objects', async () => {
     expect(await call('GET', '/api/v1/nodes/nope')).toEqual({
       status: 404,

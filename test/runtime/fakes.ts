@@ -33,6 +33,7 @@ import type { ClaimInstance, UnclaimedLaunch } from '../../shared/runtime/instan
 import type { ClaimLauncher } from '../../shared/runtime/provision';
 import type { FailedRecord, RetryQueuePort } from '../../shared/runtime/provision-retry';
 import type { LogFields, RuntimeLog, RuntimeMetrics } from '../../shared/runtime/telemetry';
+import { fieldSelector, type KubeObject } from '../support/kube/selectors';
 
 export const START = Date.parse('2026-01-01T00:00:00Z');
 
@@ -209,9 +210,9 @@ export class FakeKube implements KubeClient {
 
   async listPods(options?: ListOptions): Promise<ObjectList<Pod>> {
     this.record('listPods', options);
-    const selector = options?.fieldSelector ?? '';
-    const match = /^spec\.nodeName=(.*)$/.exec(selector);
-    return this.list([...this.pods.values()].filter((p) => !match || (p.spec.nodeName ?? '') === match[1]));
+    // The API server's own field selectors (spec.nodeName=, status.phase!=…), as the fake server reads them.
+    const matches = fieldSelector('pods', options?.fieldSelector ?? null);
+    return this.list([...this.pods.values()].filter((p) => matches(p as unknown as KubeObject)));
   }
 
   private watch<T>(set: Set<Watcher<T>>, options: WatchOptions, onEvent: (e: WatchEvent<T>) => void) {

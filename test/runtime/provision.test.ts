@@ -441,8 +441,8 @@ describe('provision reads the cluster', () => {
     const reasons = Object.fromEntries(report.detail.ignored.map((i) => [i.pod, i.reason]));
     expect(reasons).toEqual({
       'default/bound0': 'bound to node ip-10-0-0-1',
-      'default/gone0': 'does not exist',
-      'default/never0': 'does not exist',
+      'default/gone0': 'does not exist or has finished',
+      'default/never0': 'does not exist or has finished',
       'default/ending0': 'terminating',
       'default/fresh0': expect.stringContaining('not marked Unschedulable'),
       'default/recreated0': expect.stringContaining('now is another-uid'),

@@ -197,6 +197,10 @@ export class FakeApiRoutes {
   private list(target: Target, query: URLSearchParams): Answer {
     const { kind, apiVersion } = kindOf(target.resource, this.store.registry);
     const token = query.get('continue');
+    const fromCache = query.get('resourceVersion') === '0';
+    if (token && query.get('resourceVersion')) {
+      return answer(failure(400, 'BadRequest', 'specifying resource version is not allowed when using continue'));
+    }
     let snapshot: { resourceVersion: number; items: readonly Readonly<StoredObject>[] };
     let offset = 0;
     if (token) {
@@ -221,7 +225,10 @@ export class FakeApiRoutes {
         items: this.store.snapshot(target.resource).filter(matches),
       };
     }
-    const limit = Number(query.get('limit') ?? '0');
+    // resourceVersion=0 is served from the API server's watch cache, which answers the whole list at
+    // once: the limit is ignored and there is no continue (kube-apiserver's cacher before list
+    // snapshots; a client must not count on pages then).
+    const limit = fromCache ? 0 : Number(query.get('limit') ?? '0');
     const end = limit > 0 ? Math.min(snapshot.items.length, offset + limit) : snapshot.items.length;
     const metadata: Record<string, unknown> = { resourceVersion: String(snapshot.resourceVersion) };
     if (end < snapshot.items.length) {
