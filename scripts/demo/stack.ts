@@ -172,7 +172,7 @@ async function readVpcPlacement(
 }
 
 /** GetFunctionConfiguration on moto's Lambda, signed as the demo (the project has no Lambda SDK client). */
-async function functionPlacement(aws: AwsEndpoint, functionName: string): Promise<FunctionPlacement> {
+export async function functionPlacement(aws: AwsEndpoint, functionName: string): Promise<FunctionPlacement> {
   const url = new URL(`/2015-03-31/functions/${encodeURIComponent(functionName)}/configuration`, aws.endpoint);
   const signer = new SignatureV4({
     service: 'lambda',

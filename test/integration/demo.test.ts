@@ -1,14 +1,17 @@
-// `npm run demo -- --vpc` as a test: the same scenario on a moto server of its own, the stack synthesized
-// for a private cluster (every function in the VPC; the default differs only in leaving VpcConfig
-// out, see test/infra/network.test.ts), asserting what the
+// `npm run demo` as a test: the same scenario on a moto server of its own, asserting what the
 // timeline claims — instances tagged for the cluster, nodes registered with their instance type's
 // labels, the interrupted instance terminated and its pods replaced, planned once, and never more
-// than 1.3× the requested vCPU launched at any step.
+// than 1.3× the requested vCPU launched at any step. The scenario runs once, as plain `npm run demo`
+// (functions outside any VPC); `--vpc` changes only the stack's deploy (scripts/demo/stack.ts), so
+// that deploy runs on a second moto as `npm run demo -- --vpc` does it: the preflight, every
+// function in the private subnets, the endpoint list. Running the whole scenario twice would double
+// the file's time for no path the scenario does not already take.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_ACCOUNT, DEMO_REGION, demoEndpoint } from '../../scripts/demo/aws';
 import { describeStep } from '../../scripts/demo/cluster';
 import { DEMO_CLUSTER, DEMO_POD_GRACE_SECONDS, type DemoResult, runDemo } from '../../scripts/demo/scenario';
+import { type DemoStack, deployDemoStack, functionPlacement } from '../../scripts/demo/stack';
 import { Timeline } from '../../scripts/demo/timeline';
 import { type MotoServer, startMotoServer } from '../../scripts/moto-server';
 import { KUBE, TAG } from '../../shared/contracts';
@@ -26,15 +29,28 @@ const lines: string[] = [];
 let denials: Denial[] = [];
 const roleArns = new Map<string, string>();
 
+// `npm run demo -- --vpc`'s deploy, on its own moto (the demo's stack, queue and table names are
+// fixed: one deploy per account), made while the scenario runs, which mostly waits on its own moto.
+let vpcMoto: MotoServer | undefined;
+const vpcLines: string[] = [];
+let vpcDeploy: Promise<DemoStack>;
+
 beforeAll(async () => {
+  vpcDeploy = (async () => {
+    vpcMoto = await startMotoServer({
+      command: 'moto_server',
+      installHint: "install it with: pip install 'moto[server]'",
+    });
+    return deployDemoStack(demoEndpoint(vpcMoto.endpoint), new Timeline((line) => vpcLines.push(line)), { vpc: true });
+  })();
+  // Awaited by its own tests; its failure must not be an unhandled rejection meanwhile.
+  vpcDeploy.catch(() => undefined);
   moto = await startMotoServer({ command: 'moto_server', installHint: "install it with: pip install 'moto[server]'" });
   result = await runDemo({
     aws: demoEndpoint(moto.endpoint),
     timeline: new Timeline((line) => lines.push(line)),
     // As `npm run demo -- --keep`: a real kubectl reads the demo's cluster at the end.
     keepApiServer: true,
-    // As `npm run demo -- --vpc`: every function in two private subnets of the cluster's VPC.
-    vpc: true,
     // Each function under the role the deployed template gives it (the IAM harness, test/integration/iam).
     asFunction: async (fn, stack) => {
       const account = motoAccount({ endpoint: moto.endpoint, accountId: DEMO_ACCOUNT });
@@ -50,6 +66,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await result?.apiServer?.stop();
   await moto?.stop();
+  await vpcDeploy?.catch(() => undefined);
+  await vpcMoto?.stop();
 });
 
 describe('npm run demo', () => {
@@ -58,19 +76,16 @@ describe('npm run demo', () => {
     expect(denials.map(formatDenial)).toEqual([]);
   });
 
-  it('deploys every function into the private subnets of the cluster VPC and prints the endpoints they need', () => {
-    const vpc = result.vpc;
-    expect(vpc?.functionSubnetIds).toHaveLength(2);
-    expect(vpc?.placements).toHaveLength(FUNCTIONS.length);
-    for (const placement of vpc?.placements ?? []) {
-      expect(placement.vpcId).toBe(vpc?.vpcId);
-      expect([...placement.subnetIds].sort()).toEqual([...(vpc?.functionSubnetIds ?? [])].sort());
-      expect(placement.securityGroupIds).toHaveLength(1);
+  it('deploys every function outside any VPC, with no preflight and no endpoint list', async () => {
+    const functions = [...result.stack.resources.values()].filter((r) => r.type === 'AWS::Lambda::Function');
+    expect(functions).toHaveLength(FUNCTIONS.length);
+    for (const fn of functions) {
+      const placement = await functionPlacement(demoEndpoint(moto.endpoint), fn.physicalId);
+      expect(placement.subnetIds).toEqual([]);
     }
-    const printed = lines.find((l) => l.includes('VPC endpoints the functions need')) ?? '';
-    for (const service of ['ec2', 'eks', 'events', 'sqs', 'ssm', 'dynamodb'])
-      expect(printed).toContain(`com.amazonaws.${DEMO_REGION}.${service}`);
-    expect(printed).toContain('iam.amazonaws.com');
+    expect(result.stack.substitutions.map((s) => s.type)).not.toContain('Custom::KarplessPreflight');
+    expect(result.vpc).toBeUndefined();
+    expect(lines.some((l) => l.includes('VPC endpoints'))).toBe(false);
   });
 
   it('deploys the synthesized stack to moto and says what it created otherwise', () => {
@@ -286,5 +301,39 @@ describe('npm run demo', () => {
     expect(described).toMatch(
       /Warning\s+FailedScheduling\s+.*karpenter\s+Failed to schedule pod, NodePool general: requirement kubernetes\.io\/arch In \[arm64\] conflicts/,
     );
+  });
+});
+
+describe('npm run demo -- --vpc', () => {
+  let stack: DemoStack;
+
+  beforeAll(async () => {
+    stack = await vpcDeploy;
+  }, 300_000);
+
+  it('checks the VPC and subnets before the deploy (the preflight moto cannot invoke)', () => {
+    const preflight = vpcLines.findIndex((l) => l.includes('preflight (Custom::KarplessPreflight)'));
+    const created = vpcLines.findIndex((l) => l.includes('CREATE_COMPLETE'));
+    expect(preflight).toBeGreaterThanOrEqual(0);
+    expect(preflight).toBeLessThan(created);
+    expect(vpcLines[preflight]).toContain(
+      `${stack.vpc?.vpcId} holds subnets ${stack.vpc?.functionSubnetIds.join(', ')}`,
+    );
+    expect(stack.deployed.substitutions.map((s) => s.type)).toContain('Custom::KarplessPreflight');
+  });
+
+  it('deploys every function into the private subnets of the cluster VPC and prints the endpoints they need', () => {
+    const vpc = stack.vpc;
+    expect(vpc?.functionSubnetIds).toHaveLength(2);
+    expect(vpc?.placements).toHaveLength(FUNCTIONS.length);
+    for (const placement of vpc?.placements ?? []) {
+      expect(placement.vpcId).toBe(vpc?.vpcId);
+      expect([...placement.subnetIds].sort()).toEqual([...(vpc?.functionSubnetIds ?? [])].sort());
+      expect(placement.securityGroupIds).toHaveLength(1);
+    }
+    const printed = vpcLines.find((l) => l.includes('VPC endpoints the functions need')) ?? '';
+    for (const service of ['ec2', 'eks', 'events', 'sqs', 'ssm', 'dynamodb'])
+      expect(printed).toContain(`com.amazonaws.${DEMO_REGION}.${service}`);
+    expect(printed).toContain('iam.amazonaws.com');
   });
 });
