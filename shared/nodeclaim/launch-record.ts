@@ -144,8 +144,22 @@ export interface TaggedInstance {
   hashTags?: Record<string, string>;
 }
 
+/**
+ * What the NodeClaim object Karpenter created for an instance karpless adopts fixed for the claim's
+ * life. Upstream's expiration counts the claim's spec.expireAfter from its creationTimestamp
+ * (nodeclaim/expiration), both set when Karpenter created it, so an adopted node keeps the deadline
+ * Karpenter gave it; the instance's launch stands in only when the object is gone.
+ */
+export interface AdoptedClaim {
+  creationTimestamp: string;
+  expireAfter?: string;
+  terminationGracePeriod?: string;
+}
+
 export interface BackfillInput {
   instance: TaggedInstance;
+  /** Karpenter's NodeClaim object of the instance's claim, when karpless adopts one it launched. */
+  adopted?: AdoptedClaim;
   /** Today's NodePool, when it still exists: the tags carry no requirements, taints or template. */
   nodePool?: NodePool;
   /** The launched type as the NodePool resolves it today (or only its labels), for capacity and labels. */
@@ -168,7 +182,12 @@ export function backfillRecord(input: BackfillInput): NodeClaimRecord {
     [LABEL_NODEPOOL]: instance.nodePool,
     ...(instance.nodeClass ? { [LABEL_NODECLASS]: instance.nodeClass } : {}),
   };
-  const created = input.instance.launchTime ?? input.now;
+  const adoptedAt = input.adopted ? Date.parse(input.adopted.creationTimestamp) : Number.NaN;
+  const created = Number.isFinite(adoptedAt) ? adoptedAt : (input.instance.launchTime ?? input.now);
+  // An adopted claim keeps the terms Karpenter created it with, a grace period it had none of included.
+  const terms = input.adopted
+    ? { expireAfter: input.adopted.expireAfter, terminationGracePeriod: input.adopted.terminationGracePeriod }
+    : { expireAfter: template?.spec.expireAfter, terminationGracePeriod: template?.spec.terminationGracePeriod };
   const record = newNodeClaimRecord({
     name: instance.nodeClaimName,
     labels,
@@ -186,10 +205,8 @@ export function backfillRecord(input: BackfillInput): NodeClaimRecord {
       resources: { requests: {} },
       taints: [...(template?.spec.taints ?? [])],
       startupTaints: [...(template?.spec.startupTaints ?? [])],
-      expireAfter: template?.spec.expireAfter ?? DEFAULT_EXPIRE_AFTER,
-      ...(template?.spec.terminationGracePeriod !== undefined
-        ? { terminationGracePeriod: template.spec.terminationGracePeriod }
-        : {}),
+      expireAfter: terms.expireAfter ?? template?.spec.expireAfter ?? DEFAULT_EXPIRE_AFTER,
+      ...(terms.terminationGracePeriod !== undefined ? { terminationGracePeriod: terms.terminationGracePeriod } : {}),
     },
     now: created,
   });

@@ -393,13 +393,14 @@ export function claimKnowledge(
   typeLabels: InstanceTypeLabels = instanceTypeLabelSource(runtime),
 ): ClaimKnowledge {
   return {
-    async backfill(instance, node) {
+    async backfill(instance, node, adopted) {
       const pool = nodePoolOf(runtime, instance.nodePool);
       const nodeClass = runtime.config.nodeClasses.find((c) => c.metadata.name === instance.nodeClass);
       const labels = await typeLabels(instance.instanceType, nodeClass);
       const record = backfillRecord({
         instance,
         ...(pool ? { nodePool: pool } : {}),
+        ...(adopted ? { adopted } : {}),
         ...(labels ? { instanceType: { labels } } : {}),
         now: runtime.clock(),
       });

@@ -20,7 +20,9 @@ import type { Clock } from '../providers/clock';
 import type { ClusterInstanceProfile, ClusterInstanceProfiles } from '../providers/instanceprofile-gc';
 import type { ClusterLaunchTemplate, ClusterLaunchTemplates } from '../providers/launchtemplate-gc';
 import type { FullStateStore, NodeClaimStore } from '../providers/state';
+import { karpenterClaim } from './claims';
 import { mapLimit } from './concurrency';
+import type { NodeClaimObjects } from './events';
 import {
   type GcVerdict,
   LAUNCH_TEMPLATE_MIN_AGE_MS,
@@ -57,6 +59,8 @@ export interface GcDeps extends Telemetry, EmptinessDeps {
   >;
   launchTemplates: Pick<ClusterLaunchTemplates, 'list' | 'delete' | 'imageId'>;
   instanceProfiles: Pick<ClusterInstanceProfiles, 'list' | 'delete'>;
+  /** Karpenter's NodeClaim objects, read when an instance it launched is adopted (absent: none read). */
+  nodeClaimObjects?: NodeClaimObjects;
   clock: Clock;
 }
 
@@ -171,12 +175,19 @@ async function collectRecords(
     const node = nodeOf.get(instance.instanceId);
     if (named.has(instance.nodeClaimName) || !node || !isRegistered(node)) continue;
     const nodePool = deps.nodePools.find((p) => p.metadata.name === instance.nodePool);
-    const record = registeredBackfill(
-      backfillRecord({ instance, ...(nodePool ? { nodePool } : {}), now: deps.clock() }),
-      node,
-      deps.clock(),
-    );
     try {
+      // An instance Karpenter launched keeps its NodeClaim's creation and expireAfter (its expiry).
+      const adopted = await karpenterClaim(deps.nodeClaimObjects, instance.nodeClaimName);
+      const record = registeredBackfill(
+        backfillRecord({
+          instance,
+          ...(nodePool ? { nodePool } : {}),
+          ...(adopted ? { adopted } : {}),
+          now: deps.clock(),
+        }),
+        node,
+        deps.clock(),
+      );
       if (await deps.records.createNodeClaim(record)) {
         deps.log.info('nodeclaim record written from the instance tags', {
           nodeclaim: instance.nodeClaimName,

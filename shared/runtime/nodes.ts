@@ -5,9 +5,11 @@
 
 import type { Node } from '../apis/core/v1';
 import { KUBE, METRIC } from '../contracts';
+import type { AdoptedClaim } from '../nodeclaim/launch-record';
 import { CONDITION, isConditionTrue, markInitialized, markRegistered, type NodeClaimRecord } from '../nodeclaim/record';
 import { errorMessage } from '../providers/aws-errors';
 import type { NodeClaimStore, StateStore } from '../providers/state';
+import { karpenterClaim } from './claims';
 import { mapLimit } from './concurrency';
 import type { DrainDeps } from './drain';
 import { type ClaimInstance, type ClaimInstances, instanceIdFromProviderID } from './instances';
@@ -27,9 +29,10 @@ export interface ClaimKnowledge {
   /**
    * The record of an instance launched before records existed, from its tags, today's NodePool and
    * the launched type's labels, its capacity taken from the Node the kubelet registered
-   * (shared/nodeclaim/launch-record.ts backfillRecord).
+   * (shared/nodeclaim/launch-record.ts backfillRecord); `adopted`: Karpenter's NodeClaim object of
+   * an instance it launched, whose creation and expireAfter the record keeps.
    */
-  backfill(instance: ClaimInstance, node: Node): Promise<NodeClaimRecord>;
+  backfill(instance: ClaimInstance, node: Node, adopted?: AdoptedClaim): Promise<NodeClaimRecord>;
   /**
    * The NodePool's terminationGracePeriod in ms, if it has one: only for a node whose claim has no
    * record (the record keeps the one the claim was launched with).
@@ -154,8 +157,9 @@ export class NodeReconciler {
     const name = instance.nodeClaimName;
     let record = this.records.get(name) ?? (await this.deps.records.getNodeClaim(name));
     if (!record) {
+      const adopted = await karpenterClaim(this.deps.nodeClaimObjects, name);
       record =
-        (await this.deps.records.createNodeClaim(await this.deps.claims.backfill(instance, node))) ??
+        (await this.deps.records.createNodeClaim(await this.deps.claims.backfill(instance, node, adopted))) ??
         (await this.deps.records.getNodeClaim(name));
       if (!record) throw new Error(`NodeClaim ${name}: its record could neither be read nor written`);
       this.deps.log.info('nodeclaim record written from the instance tags', {

@@ -38,6 +38,7 @@ export function uninstallDeps(runtime: Runtime, telemetry: Telemetry): Uninstall
 
 export async function gcDeps(runtime: Runtime, telemetry: Telemetry): Promise<GcDeps> {
   const { settings } = runtime;
+  const kube = await kubeClient(runtime);
   return {
     ...telemetry,
     cluster: settings.cluster,
@@ -45,7 +46,8 @@ export async function gcDeps(runtime: Runtime, telemetry: Telemetry): Promise<Gc
     nodePools: runtime.config.nodePools,
     nodeClasses: runtime.config.nodeClasses,
     instances: runtime.instances,
-    kube: await kubeClient(runtime),
+    kube,
+    nodeClaimObjects: kube.karpenterObjects(),
     state: runtime.state,
     nodeClaims: runtime.state,
     records: runtime.state,
