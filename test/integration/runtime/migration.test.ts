@@ -4,7 +4,10 @@
 // Karpenter's leader Lease is renewed; once Karpenter is stopped the watcher adopts the instances
 // (records from their tags), drift replaces an adopted node onto a released AMI, `kubectl delete
 // node` terminates another, and the NodeClaim objects Karpenter left are finished with their nodes.
-// Every function runs under its own synthesized role (the IAM harness).
+// Adopted nodes also expire, counted from their Karpenter NodeClaim's creation as upstream's
+// expiration controller counts (creationTimestamp + spec.expireAfter), and empty ones are
+// consolidated within the NodePool's budget. Every function runs under its own synthesized role (the
+// IAM harness); each test has its own account, cluster and clock.
 
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +16,7 @@ import { DescribeInstancesCommand, RegisterImageCommand, RunInstancesCommand } f
 import { CreateRoleCommand } from '@aws-sdk/client-iam';
 import { GetParameterCommand } from '@aws-sdk/client-ssm';
 import type { Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as driftHandler } from '../../../lambdas/drift/handler';
 import { createHandler as gcHandler } from '../../../lambdas/gc/handler';
 import { createHandler as watcherHandler } from '../../../lambdas/watcher/handler';
@@ -59,16 +62,24 @@ const scheduled = { 'detail-type': 'Scheduled Event', source: 'aws.events', deta
 
 let account: MotoAccount;
 let network: Network;
-let api: FakeApiServer;
+let api: FakeApiServer | undefined;
 let runtimes: FunctionRuntimes;
 let tools: Powertools;
-const clock = fakeClock(Date.parse('2026-06-01T12:00:00Z'));
+let clock: ReturnType<typeof fakeClock>;
 
-/** One node as Karpenter v1 launched it: its instance tags, Node labels and finalizer, NodeClaim object. */
+const HOUR = 3_600_000;
+
+/**
+ * One node as Karpenter v1 launched it: its instance tags, Node labels and finalizer, NodeClaim object
+ * (created `ageMs` before the clock's now, with the NodePool's expireAfter as Karpenter copies it), and
+ * a running pod unless `empty`.
+ */
 async function karpenterNode(
   claim: string,
   imageId: string,
+  options: { ageMs?: number; empty?: boolean } = {},
 ): Promise<{ claim: string; name: string; instanceId: string }> {
+  const api = server();
   const subnet = network.subnets[0];
   const launched = await account.ec2.send(
     new RunInstancesCommand({
@@ -118,17 +129,25 @@ async function karpenterNode(
     },
   };
   api.addNode(node);
-  api.addPod({
-    ...pod(`web-${claim}`, { cpu: '1', nodeName: name, owner: { kind: 'ReplicaSet', name: 'web' } }),
-    status: { phase: 'Running' },
-  });
+  if (!options.empty) {
+    api.addPod({
+      ...pod(`web-${claim}`, { cpu: '1', nodeName: name, owner: { kind: 'ReplicaSet', name: 'web' } }),
+      status: { phase: 'Running' },
+    });
+  }
   api.putObject('nodeclaims', {
     apiVersion: 'karpenter.sh/v1',
     kind: 'NodeClaim',
-    metadata: { name: claim, labels, finalizers: ['karpenter.sh/termination'] },
+    metadata: {
+      name: claim,
+      labels,
+      finalizers: ['karpenter.sh/termination'],
+      creationTimestamp: new Date(clock() - (options.ageMs ?? 0)).toISOString(),
+    },
     spec: {
       nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
       requirements: nodePool.spec.template.spec.requirements,
+      expireAfter: nodePool.spec.template.spec.expireAfter,
     },
     status: { providerID, nodeName: name, imageID: imageId },
   } as { metadata: { name: string } });
@@ -137,7 +156,7 @@ async function karpenterNode(
 
 /** Karpenter's controller holding its leader Lease, last renewed `agoMs` before the clock's now. */
 function karpenterLease(agoMs: number): void {
-  api.putLease({
+  server().putLease({
     metadata: { name: KARPENTER_LEASE, namespace: 'kube-system' },
     spec: {
       holderIdentity: 'karpenter-6d9f8c7b5-x2x9p_0c1d',
@@ -211,6 +230,7 @@ async function joinNewInstances(): Promise<string[]> {
       ],
     }),
   );
+  const api = server();
   const known = new Set(api.nodes().map((n) => n.spec?.providerID?.split('/').pop()));
   const fresh = (out.Reservations ?? []).flatMap((r) => r.Instances ?? []).filter((i) => !known.has(i.InstanceId));
   return fresh.map((i) => {
@@ -233,10 +253,24 @@ async function joinNewInstances(): Promise<string[]> {
   });
 }
 
-beforeAll(async () => {
+function server(): FakeApiServer {
+  if (!api) throw new Error('the test has not started its cluster (karpenterCluster)');
+  return api;
+}
+
+beforeAll(() => {
   process.env.POWERTOOLS_LOG_LEVEL = process.env.DEBUG_LOG ?? 'SILENT';
   process.env.POWERTOOLS_METRICS_DISABLED = 'true';
   tools = powertools('itest-migration', CLUSTER);
+});
+
+/**
+ * A fresh account and API server with the cluster as a Karpenter install left it (network, node
+ * role, CRDs, NodePool and EC2NodeClass), and karpless's functions deployed for it, on a clock
+ * starting at `start`.
+ */
+async function karpenterCluster(start: number): Promise<void> {
+  clock = fakeClock(start);
   account = motoAccount();
   network = await createNetwork(account, {
     subnets: [{ zone: 'us-west-2a', cidr: '10.0.1.0/24', tags: DISCOVERY }],
@@ -270,16 +304,19 @@ beforeAll(async () => {
     clock,
     sleep: async (ms) => clock.advance(ms),
   });
-}, 120_000);
+}
 
-afterAll(async () => {
+afterEach(async () => {
   await api?.stop();
+  api = undefined;
 });
 
 describe("the README's migration from Karpenter", () => {
   it('refuses beside a running Karpenter, then adopts, drifts and terminates the nodes Karpenter launched', {
     timeout: 240_000,
   }, async () => {
+    await karpenterCluster(Date.parse('2026-06-01T12:00:00Z'));
+    const api = server();
     const current = await account.ssm.send(new GetParameterCommand({ Name: RECOMMENDED }));
     const launchedImage = current.Parameter?.Value ?? '';
     const a = await karpenterNode('general-kp1ab', launchedImage);
@@ -346,6 +383,76 @@ describe("the README's migration from Karpenter", () => {
     expect(objects).not.toContain(a.claim);
     expect(objects).not.toContain(b.claim);
     // Every call above ran under its function's synthesized role: nothing IAM would deny.
+    expect(takeDenials().map(formatDenial)).toEqual([]);
+  });
+
+  it("expires an adopted node by its Karpenter NodeClaim's age and consolidates the empty ones within the budget", {
+    timeout: 240_000,
+  }, async () => {
+    // Real time: moto stamps the instances' LaunchTime with it, and karpless reads that too.
+    await karpenterCluster(Date.now());
+    const image = (await account.ssm.send(new GetParameterCommand({ Name: RECOMMENDED }))).Parameter?.Value ?? '';
+    // Karpenter created this one's NodeClaim 719 h ago: 1 h of its 720 h left, whatever its launch says.
+    const oldCreated = new Date(clock() - 719 * HOUR).toISOString();
+    const old = await karpenterNode('general-kpold', image, { ageMs: 719 * HOUR });
+    const empties = [
+      await karpenterNode('general-kpe1', image, { empty: true }),
+      await karpenterNode('general-kpe2', image, { empty: true }),
+    ];
+    const busy = await karpenterNode('general-kpbsy', image);
+    const records = new DynamoStateStore(dynamoApi(account.dynamodb), `state-${CLUSTER}`);
+
+    // Karpenter stopped long ago; gc adopts its nodes.
+    await watcher()({}, context);
+    await gc();
+    const adopted = new Map((await records.nodeClaims()).map((r) => [r.metadata.name, r]));
+    expect([...adopted.keys()].sort()).toEqual([old.claim, ...empties.map((e) => e.claim), busy.claim].sort());
+    expect(adopted.get(old.claim)?.metadata.creationTimestamp).toBe(oldCreated);
+    expect(adopted.get(old.claim)?.spec.expireAfter).toBe('720h');
+
+    // Half an hour on: nothing expired, nothing empty for consolidateAfter (1 h) yet.
+    clock.advance(30 * 60_000);
+    expect((await drift()()).started).toEqual([]);
+    expect((await gc()).emptiness.disrupted).toEqual([]);
+
+    // An hour on: the old node is past its 720 h, counted from Karpenter's NodeClaim (from its launch
+    // it would have 719 h left): expired. Its pod fits on the empty nodes, so nothing is launched and
+    // it drains at once. The empty nodes wait: the budget (1 node) counts the expiring node.
+    clock.advance(31 * 60_000);
+    const expiring = await drift()();
+    expect(expiring.started.map((d) => [d.node, d.reason, d.replacements])).toEqual([[old.name, 'Expired', []]]);
+    expect(expiring.started[0]?.detail).toBe(`NodeClaim created ${oldCreated}, expireAfter 720h`);
+    expect(expiring.draining).toEqual([old.name]);
+    const waiting = (await gc()).emptiness;
+    expect(waiting.disrupted).toEqual([]);
+    expect(waiting.blocked.map((b) => b.node).sort()).toEqual(empties.map((e) => e.name).sort());
+    expect(waiting.blocked[0]?.message).toMatch(/budgets\[0\] \(nodes: 1\) blocks: .*1 already disrupting/);
+    const gone = async (name: string) => {
+      for (let run = 0; run < 4 && server().getNode(name); run++) await watcher()({}, context);
+      return server().getNode(name) === undefined;
+    };
+    expect(await gone(old.name)).toBe(true);
+    expect(await stateOf(old.instanceId)).toMatch(/shutting-down|terminated/);
+
+    // The scheduler puts the evicted pod on one empty node. The expiry finished, its budget slot is
+    // free: consolidation deletes the node still empty.
+    const [filled, empty] = empties as [(typeof empties)[0], (typeof empties)[0]];
+    server().addPod({
+      ...pod(`web-${old.claim}`, { cpu: '1', nodeName: filled.name, owner: { kind: 'ReplicaSet', name: 'web' } }),
+      status: { phase: 'Running' },
+    });
+    const consolidating = await drift()();
+    expect(consolidating.finished).toEqual([old.name]);
+    expect(consolidating.started.map((d) => [d.node, d.reason, d.replacements])).toEqual([[empty.name, 'Empty', []]]);
+    expect((await gc()).emptiness.disrupted).toEqual([]);
+    expect(await gone(empty.name)).toBe(true);
+    expect(await stateOf(empty.instanceId)).toMatch(/shutting-down|terminated/);
+
+    // The nodes with pods, neither expired nor empty, stay.
+    for (const kept of [filled, busy]) {
+      expect(server().getNode(kept.name)?.metadata.deletionTimestamp).toBeUndefined();
+      expect(await stateOf(kept.instanceId)).toBe('running');
+    }
     expect(takeDenials().map(formatDenial)).toEqual([]);
   });
 });
