@@ -43,7 +43,8 @@ export const STATE_ITEM = {
   noticeParts: 'noticepart',
   /**
    * pk `validversion`, sk = `<kind>#<name>`: the last valid version of a NodePool or EC2NodeClass read
-   * from the cluster, with its uid and generation (gzipped JSON, no TTL: one item per object name).
+   * from the cluster, with its uid and generation (gzipped JSON, one item per object name); it
+   * expires once its object is gone for VALID_VERSION_TTL_MS, and the watcher deletes it sooner.
    */
   validVersions: 'validversion',
 } as const;

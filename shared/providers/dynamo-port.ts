@@ -24,6 +24,9 @@ import {
   TransactWriteItemsCommand,
   type TransactWriteItemsCommandInput,
   type TransactWriteItemsCommandOutput,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+  type UpdateItemCommandOutput,
   UpdateTimeToLiveCommand,
   type UpdateTimeToLiveCommandInput,
   type UpdateTimeToLiveCommandOutput,
@@ -35,6 +38,7 @@ export interface DynamoApi {
   getItem(input: GetItemCommandInput): Promise<GetItemCommandOutput>;
   putItem(input: PutItemCommandInput): Promise<PutItemCommandOutput>;
   deleteItem(input: DeleteItemCommandInput): Promise<DeleteItemCommandOutput>;
+  updateItem(input: UpdateItemCommandInput): Promise<UpdateItemCommandOutput>;
   query(input: QueryCommandInput): Promise<QueryCommandOutput>;
   transactWriteItems(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
 }
@@ -56,6 +60,7 @@ export function dynamoApi(client: Sender): DynamoApi & DynamoAdminApi {
     getItem: (i) => client.send(new GetItemCommand(i)),
     putItem: (i) => client.send(new PutItemCommand(i)),
     deleteItem: (i) => client.send(new DeleteItemCommand(i)),
+    updateItem: (i) => client.send(new UpdateItemCommand(i)),
     query: (i) => client.send(new QueryCommand(i)),
     transactWriteItems: (i) => client.send(new TransactWriteItemsCommand(i)),
     createTable: (i) => client.send(new CreateTableCommand(i)),

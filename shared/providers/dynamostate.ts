@@ -26,6 +26,7 @@ import type {
   PriceSnapshot,
   UnavailableOfferingRecord,
   UnschedulableRecord,
+  ValidVersionKey,
   ValidVersionRecord,
 } from './state';
 
@@ -390,7 +391,7 @@ export class DynamoStateStore implements FullStateStore {
   // --- last valid versions of the cluster's NodePools and EC2NodeClasses ---------------------------
 
   async putValidVersion(record: ValidVersionRecord): Promise<void> {
-    const key = { pk: STATE_ITEM.validVersions, sk: `${record.kind}#${record.name}` };
+    const key = validVersionKey(record);
     // Gzipped: an EC2NodeClass with its userData can be tens of KB of JSON.
     const data = await gzipAsync(Buffer.from(JSON.stringify(record.object)));
     const item: Item = {
@@ -400,9 +401,11 @@ export class DynamoStateStore implements FullStateStore {
       uid: s(record.uid),
       generation: n(record.generation),
       data: { B: data },
+      ...expiry(record.expiresAt),
     };
-    // Another object of that name, or an older version of this one, is replaced; a newer one stays.
-    await this.conditional('writing', key, () =>
+    // Another object of that name, or an older version of this one, is replaced; a newer one stays,
+    // with the later expiry.
+    const stored = await this.conditional('writing', key, () =>
       this.dynamo.putItem({
         TableName: this.tableName,
         Item: item,
@@ -410,13 +413,49 @@ export class DynamoStateStore implements FullStateStore {
         ExpressionAttributeValues: { ':uid': s(record.uid), ':generation': n(record.generation) },
       }),
     );
+    if (!stored) await this.refreshValidVersion(record, record.expiresAt);
+  }
+
+  async refreshValidVersion(version: ValidVersionKey, expiresAt: number): Promise<void> {
+    const key = validVersionKey(version);
+    // Only later, only the same object's; items written before the expiry existed get one.
+    await this.conditional('refreshing', key, () =>
+      this.dynamo.updateItem({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        UpdateExpression: 'SET expiresAtMs = :expiresAtMs, #ttl = :ttl',
+        ConditionExpression: 'uid = :uid AND (attribute_not_exists(expiresAtMs) OR expiresAtMs < :expiresAtMs)',
+        ExpressionAttributeNames: { '#ttl': STATE_TABLE.ttlAttribute },
+        ExpressionAttributeValues: {
+          ':uid': s(version.uid),
+          ':expiresAtMs': n(expiresAt),
+          ':ttl': n(Math.ceil(expiresAt / 1000)),
+        },
+      }),
+    );
+  }
+
+  async deleteValidVersion(version: ValidVersionKey): Promise<void> {
+    const key = validVersionKey(version);
+    await this.conditional('deleting', key, () =>
+      this.dynamo.deleteItem({
+        TableName: this.tableName,
+        Key: keyOf(key),
+        ConditionExpression: 'uid = :uid',
+        ExpressionAttributeValues: { ':uid': s(version.uid) },
+      }),
+    );
   }
 
   async validVersions(): Promise<ValidVersionRecord[]> {
     const records: ValidVersionRecord[] = [];
+    const now = this.clock();
     for (const item of await this.queryPartition(STATE_ITEM.validVersions)) {
       const data = item.data?.B;
-      if (!data) continue;
+      // DynamoDB deletes expired items up to days late. One written before the expiry existed serves
+      // until a reader of the cluster gives it one, or the watcher deletes it with its object.
+      const expiresAt = item.expiresAtMs ? num(item, 'expiresAtMs') : Number.POSITIVE_INFINITY;
+      if (!data || expiresAt <= now) continue;
       const kind = str(item, 'kind');
       if (kind !== 'NodePool' && kind !== 'EC2NodeClass') continue;
       let object: unknown;
@@ -432,6 +471,7 @@ export class DynamoStateStore implements FullStateStore {
         uid: str(item, 'uid'),
         generation: num(item, 'generation'),
         object,
+        expiresAt,
       });
     }
     return records;
@@ -689,6 +729,10 @@ export class DynamoStateStore implements FullStateStore {
       throw new StateTableError(this.tableName, operation, describeKey(key), error);
     }
   }
+}
+
+function validVersionKey(version: Pick<ValidVersionKey, 'kind' | 'name'>): Key {
+  return { pk: STATE_ITEM.validVersions, sk: `${version.kind}#${version.name}` };
 }
 
 function nodeClaimKey(name: string): Key {

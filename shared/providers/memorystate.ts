@@ -16,6 +16,7 @@ import type {
   PriceSnapshot,
   UnavailableOfferingRecord,
   UnschedulableRecord,
+  ValidVersionKey,
   ValidVersionRecord,
 } from './state';
 
@@ -202,12 +203,26 @@ export class InMemoryStateStore implements FullStateStore {
   async putValidVersion(record: ValidVersionRecord): Promise<void> {
     const key = `${record.kind}#${record.name}`;
     const stored = this.valid.get(key);
-    if (stored && stored.uid === record.uid && stored.generation >= record.generation) return;
+    if (stored && stored.uid === record.uid && stored.generation >= record.generation) {
+      await this.refreshValidVersion(record, record.expiresAt);
+      return;
+    }
     this.valid.set(key, structuredClone(record));
   }
 
+  async refreshValidVersion(key: ValidVersionKey, expiresAt: number): Promise<void> {
+    const stored = this.valid.get(`${key.kind}#${key.name}`);
+    if (stored && stored.uid === key.uid && stored.expiresAt < expiresAt) stored.expiresAt = expiresAt;
+  }
+
+  async deleteValidVersion(key: ValidVersionKey): Promise<void> {
+    const name = `${key.kind}#${key.name}`;
+    if (this.valid.get(name)?.uid === key.uid) this.valid.delete(name);
+  }
+
   async validVersions(): Promise<ValidVersionRecord[]> {
-    return [...this.valid.values()].map((r) => structuredClone(r));
+    const now = this.clock();
+    return [...this.valid.values()].filter((r) => r.expiresAt > now).map((r) => structuredClone(r));
   }
 
   async reserveDisruption(

@@ -250,16 +250,29 @@ export interface ValidVersionRecord {
   generation: number;
   /** The validated object, defaults applied: what serves. */
   object: unknown;
+  /**
+   * Epoch ms after which the version is gone (the table's TTL): the readers of the cluster move it
+   * later while the object exists, so it expires only once the object is gone for that long.
+   */
+  expiresAt: number;
 }
 
 export interface ValidVersionStore {
   /**
    * Stores the version unless the stored one is of the same object (uid) and as new or newer
    * (generation): an instance that read the cluster earlier never overwrites a newer valid version.
+   * A stored version of the same object kept instead gets the later expiry.
    */
   putValidVersion(record: ValidVersionRecord): Promise<void>;
+  /** Moves the expiry of the stored version of that object (uid) later; nothing when none is stored. */
+  refreshValidVersion(key: ValidVersionKey, expiresAt: number): Promise<void>;
+  /** Deletes the stored version of that object (uid); another object's of the same name stays. */
+  deleteValidVersion(key: ValidVersionKey): Promise<void>;
+  /** The versions not expired. */
   validVersions(): Promise<ValidVersionRecord[]>;
 }
+
+export type ValidVersionKey = Pick<ValidVersionRecord, 'kind' | 'name' | 'uid'>;
 
 export type FullStateStore = StateStore &
   StateLedgers &

@@ -20,8 +20,23 @@ import { formatProblem } from '../apis/problems';
 import type { KarpenterObject, KarpenterObjectsApi } from '../kube/karpenter';
 import { errorMessage } from '../providers/aws-errors';
 import type { Clock } from '../providers/clock';
-import type { ValidVersionRecord, ValidVersionStore } from '../providers/state';
+import type { ValidVersionKey, ValidVersionRecord, ValidVersionStore } from '../providers/state';
 import type { RuntimeLog } from './telemetry';
+
+/**
+ * How long the stored last valid version of an object outlives the object: the readers of the cluster
+ * move its expiry this far ahead once a day while the object exists (also while it is invalid, when
+ * the version serves), so it expires only after its object is gone this long, should the watcher
+ * not have deleted it.
+ */
+export const VALID_VERSION_TTL_MS = 7 * 24 * 3_600_000;
+const VALID_VERSION_REFRESH_MS = 24 * 3_600_000;
+
+/** `<kind>#<name>#<uid>` as observe lists them; names and uids have no `#`. */
+function validVersionKeyOf(key: string): ValidVersionKey {
+  const [kind, name = '', uid = ''] = key.split('#');
+  return { kind: kind === 'NodePool' ? 'NodePool' : 'EC2NodeClass', name, uid };
+}
 
 /** How long one read of the objects serves: a `kubectl apply` takes effect within this (and a decision). */
 export const CONFIGURATION_TTL_MS = 10_000;
@@ -69,6 +84,13 @@ export class ClusterConfigurationSource {
   private readonly logged = new Set<string>();
   /** `<kind>#<name>` → `<uid>#<generation>` of the valid version this instance stored last. */
   private readonly persisted = new Map<string, string>();
+  /** `<kind>#<name>` → the object whose stored version's expiry this instance moved, and when. */
+  private readonly refreshed = new Map<string, { uid: string; at: number }>();
+  /**
+   * `<kind>#<name>#<uid>` of the objects the watcher's last pass listed; undefined before its first
+   * pass in this instance, which compares the stored versions with the cluster instead.
+   */
+  private observedObjects: Set<string> | undefined;
 
   private readonly bundled: Configuration;
 
@@ -94,6 +116,7 @@ export class ClusterConfigurationSource {
    * undefined when nothing changed; never throws.
    */
   async observe(lists: ObservedObjects): Promise<ConfigurationRead | undefined> {
+    await this.forgetDeleted(lists);
     const fingerprint = configurationFingerprint(lists);
     if (this.read?.fingerprint === fingerprint) return undefined;
     try {
@@ -139,6 +162,37 @@ export class ClusterConfigurationSource {
         error: errorMessage(error),
       });
       return this.read?.value ?? bundled;
+    }
+  }
+
+  /**
+   * The watcher's pass deletes the stored version of each object it no longer lists (deleted, or
+   * replaced by another of the same name): compared with its previous pass, or on its first pass in
+   * an instance with what the state table holds. The table's TTL takes what this misses. Never throws.
+   */
+  private async forgetDeleted(lists: ObservedObjects): Promise<void> {
+    const versions = this.deps.versions;
+    if (!versions) return;
+    const listed = new Set([
+      ...lists.nodePools.map((o) => `NodePool#${o.metadata.name}#${o.metadata.uid}`),
+      ...lists.nodeClasses.map((o) => `EC2NodeClass#${o.metadata.name}#${o.metadata.uid}`),
+    ]);
+    try {
+      const gone: ValidVersionKey[] = this.observedObjects
+        ? [...this.observedObjects].filter((k) => !listed.has(k)).map(validVersionKeyOf)
+        : (await versions.validVersions()).filter((r) => !listed.has(`${r.kind}#${r.name}#${r.uid}`));
+      for (const key of gone) {
+        await versions.deleteValidVersion({ kind: key.kind, name: key.name, uid: key.uid });
+        this.persisted.delete(`${key.kind}#${key.name}`);
+        this.refreshed.delete(`${key.kind}#${key.name}`);
+      }
+      this.observedObjects = listed;
+    } catch (error) {
+      this.once('forget', () =>
+        this.deps.log.warn('deleting the stored valid versions of deleted objects failed: they expire instead', {
+          error: errorMessage(error),
+        }),
+      );
     }
   }
 
@@ -209,13 +263,19 @@ export class ClusterConfigurationSource {
     return merged;
   }
 
-  /** Stores each valid object's version once per uid and generation; a failure only costs persistence. */
+  /**
+   * Stores each valid object's version once per uid and generation, and moves the expiry of the
+   * stored version of every object in the cluster (valid or not: an invalid one is served by it)
+   * later once a day; a failure only costs persistence.
+   */
   private async storeValidVersions(
     objects: { nodePools: ClusterObject[]; nodeClasses: ClusterObject[] },
     invalid: readonly InvalidObject[],
   ): Promise<void> {
     const versions = this.deps.versions;
     if (!versions) return;
+    const now = this.deps.clock();
+    const expiresAt = now + VALID_VERSION_TTL_MS;
     const bad = new Set(invalid.map((i) => `${i.kind}#${i.name}`));
     const candidates: [Kind, ClusterObject, unknown][] = [
       ...objects.nodePools.map((o): [Kind, ClusterObject, unknown] => [
@@ -232,12 +292,19 @@ export class ClusterConfigurationSource {
     for (const [kind, object, valid] of candidates) {
       const { name, uid, generation, deletionTimestamp } = object.metadata;
       const key = `${kind}#${name}`;
-      if (valid === undefined || bad.has(key) || deletionTimestamp || !uid || generation === undefined) continue;
+      if (!uid) continue;
       const version = `${uid}#${generation}`;
-      if (this.persisted.get(key) === version) continue;
+      const storable = valid !== undefined && !bad.has(key) && !deletionTimestamp && generation !== undefined;
+      const refreshed = this.refreshed.get(key);
+      const fresh = refreshed?.uid === uid && now - refreshed.at < VALID_VERSION_REFRESH_MS;
       try {
-        await versions.putValidVersion({ kind, name, uid, generation, object: valid });
-        this.persisted.set(key, version);
+        if (storable && this.persisted.get(key) !== version) {
+          await versions.putValidVersion({ kind, name, uid, generation, object: valid, expiresAt });
+          this.persisted.set(key, version);
+        } else if (!fresh) {
+          await versions.refreshValidVersion({ kind, name, uid }, expiresAt);
+        } else continue;
+        this.refreshed.set(key, { uid, at: now });
       } catch (error) {
         this.once(`persist ${key}`, () =>
           this.deps.log.warn('storing the last valid version failed: it serves from memory only', {

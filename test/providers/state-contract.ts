@@ -17,6 +17,7 @@ import { fakeClock } from './fakes';
 export type FakeClock = ReturnType<typeof fakeClock>;
 
 const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
 
 function nomination(clock: FakeClock, name: string, podUids: string[], ttlMs = 15 * MINUTE): Nomination {
   return { nodeClaimName: name, nodePool: 'default', podUids, expiresAt: clock() + ttlMs };
@@ -243,21 +244,52 @@ export function stateStoreContract(name: string, makeStore: (clock: FakeClock) =
 
   describe(`${name}: last valid versions`, () => {
     it('keeps one version per object: a newer generation or another uid replaces it, an older one does not', async () => {
-      const store = await makeStore(fakeClock());
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const expiresAt = clock() + DAY;
       const big = { spec: { userData: 'x'.repeat(200_000) } };
-      await store.putValidVersion({ kind: 'EC2NodeClass', name: 'default', uid: 'c1', generation: 3, object: big });
-      await store.putValidVersion({ kind: 'NodePool', name: 'default', uid: 'p1', generation: 2, object: { w: 2 } });
-      await store.putValidVersion({ kind: 'NodePool', name: 'default', uid: 'p1', generation: 1, object: { w: 1 } });
+      const put = (kind: 'NodePool' | 'EC2NodeClass', uid: string, generation: number, object: unknown) =>
+        store.putValidVersion({ kind, name: 'default', uid, generation, object, expiresAt });
+      await put('EC2NodeClass', 'c1', 3, big);
+      await put('NodePool', 'p1', 2, { w: 2 });
+      await put('NodePool', 'p1', 1, { w: 1 });
       const versions = async () => (await store.validVersions()).sort((a, b) => a.kind.localeCompare(b.kind));
       expect(await versions()).toEqual([
-        { kind: 'EC2NodeClass', name: 'default', uid: 'c1', generation: 3, object: big },
-        { kind: 'NodePool', name: 'default', uid: 'p1', generation: 2, object: { w: 2 } },
+        { kind: 'EC2NodeClass', name: 'default', uid: 'c1', generation: 3, object: big, expiresAt },
+        { kind: 'NodePool', name: 'default', uid: 'p1', generation: 2, object: { w: 2 }, expiresAt },
       ]);
-      await store.putValidVersion({ kind: 'NodePool', name: 'default', uid: 'p1', generation: 5, object: { w: 5 } });
+      await put('NodePool', 'p1', 5, { w: 5 });
       expect((await versions())[1]).toMatchObject({ generation: 5, object: { w: 5 } });
       // The object deleted and created again: its first generation replaces the old object's.
-      await store.putValidVersion({ kind: 'NodePool', name: 'default', uid: 'p2', generation: 1, object: { w: 1 } });
+      await put('NodePool', 'p2', 1, { w: 1 });
       expect((await versions())[1]).toMatchObject({ uid: 'p2', generation: 1, object: { w: 1 } });
+    });
+
+    it("expires a version unless its object's readers move the expiry later; deletes only that object's", async () => {
+      const clock = fakeClock();
+      const store = await makeStore(clock);
+      const put = (name: string, uid: string, generation: number, expiresAt: number) =>
+        store.putValidVersion({ kind: 'NodePool', name, uid, generation, object: { generation }, expiresAt });
+      const names = async () => (await store.validVersions()).map((r) => `${r.name}@${r.generation}`).sort();
+      await put('kept', 'k1', 1, clock() + DAY);
+      await put('gone', 'g1', 1, clock() + DAY);
+      // Storing the same version again (another instance's cold start) keeps it and moves its expiry.
+      await put('kept', 'k1', 1, clock() + 2 * DAY);
+      clock.advance(DAY);
+      expect(await names()).toEqual(['kept@1']);
+      // A refresh moves it later, never earlier, and never onto another object's version.
+      await store.refreshValidVersion({ kind: 'NodePool', name: 'kept', uid: 'k1' }, clock() + 3 * DAY);
+      await store.refreshValidVersion({ kind: 'NodePool', name: 'kept', uid: 'k1' }, clock() + MINUTE);
+      await store.refreshValidVersion({ kind: 'NodePool', name: 'gone', uid: 'other' }, clock() + DAY);
+      clock.advance(2 * DAY);
+      expect(await names()).toEqual(['kept@1']);
+      expect((await store.validVersions())[0]?.expiresAt).toBe(clock() + DAY);
+      // Deletion by uid: another object of that name keeps its version.
+      await store.deleteValidVersion({ kind: 'NodePool', name: 'kept', uid: 'someone-else' });
+      expect(await names()).toEqual(['kept@1']);
+      await store.deleteValidVersion({ kind: 'NodePool', name: 'kept', uid: 'k1' });
+      await store.deleteValidVersion({ kind: 'NodePool', name: 'kept', uid: 'k1' });
+      expect(await names()).toEqual([]);
     });
   });
 

@@ -10,6 +10,7 @@ import {
   ClusterConfigurationSource,
   CONFIGURATION_TTL_MS,
   serveConfiguration,
+  VALID_VERSION_TTL_MS,
 } from '../../shared/runtime/cluster-configuration';
 import { fakeClock } from '../providers/fakes';
 import { testNodePool } from '../support/nodepools';
@@ -187,6 +188,67 @@ describe('ClusterConfigurationSource', () => {
       api.objects.nodepools = [pool(8, 'uid-1')];
       await coldStart(table).current();
       expect((await table.validVersions()).find((r) => r.kind === 'NodePool')?.generation).toBe(9);
+    });
+
+    it("keeps an invalid object's stored version past the bound while it exists: its readers move the expiry", async () => {
+      const table = new InMemoryStateStore(clock);
+      api.objects.nodepools = [pool(7, 'uid-1')];
+      await coldStart(table).current();
+      api.objects.nodepools = [pool(8, 'uid-1', invalid)];
+      // A warm instance reads the bad generation every hour for twice the bound.
+      const warm = coldStart(table);
+      for (let hour = 0; hour < (2 * VALID_VERSION_TTL_MS) / 3_600_000; hour++) {
+        clock.advance(3_600_000);
+        await warm.current();
+      }
+      const read = await coldStart(table).current();
+      expect(read.invalid).toMatchObject([{ kind: 'NodePool', name: 'bundled', serving: 'last-valid' }]);
+      expect(read.config.nodePools[0]?.spec.weight).toBe(7);
+    });
+
+    it("a deleted object's version expires once the object is gone longer than the bound", async () => {
+      const table = new InMemoryStateStore(clock);
+      api.objects.nodepools = [pool(7, 'uid-1')];
+      await coldStart(table).current();
+      api.objects.nodepools = [];
+      const stored = async () => (await table.validVersions()).map((r) => `${r.kind}/${r.name}`).sort();
+      // Readers go on (the class is still there); nobody deletes the pool's version.
+      const warm = coldStart(table);
+      clock.advance(VALID_VERSION_TTL_MS - 60_000);
+      await warm.current();
+      expect(await stored()).toEqual(['EC2NodeClass/default', 'NodePool/bundled']);
+      clock.advance(2 * 60_000);
+      await warm.current();
+      expect(await stored()).toEqual(['EC2NodeClass/default']);
+    });
+
+    it("the watcher's pass deletes the version of an object it sees deleted, or replaced, at once", async () => {
+      const table = new InMemoryStateStore(clock);
+      const other = { ...pool(3, 'uid-9'), metadata: { name: 'other', uid: 'uid-9', generation: 3 } };
+      api.objects.nodepools = [pool(7, 'uid-1'), other];
+      await coldStart(table).current();
+      const stored = async () => (await table.validVersions()).map((r) => `${r.kind}/${r.name}/${r.uid}`).sort();
+      expect(await stored()).toEqual(['EC2NodeClass/default/uid-c', 'NodePool/bundled/uid-1', 'NodePool/other/uid-9']);
+      const lists = () => ({
+        nodePools: structuredClone(api.objects.nodepools),
+        nodeClasses: structuredClone(api.objects.ec2nodeclasses),
+      });
+
+      const watcher = coldStart(table);
+      await watcher.observe(lists());
+      expect(await stored()).toHaveLength(3);
+      // `kubectl delete nodepool other`: gone from the next pass's lists, no time passes.
+      api.objects.nodepools = [pool(7, 'uid-1')];
+      await watcher.observe(lists());
+      expect(await stored()).toEqual(['EC2NodeClass/default/uid-c', 'NodePool/bundled/uid-1']);
+
+      // Deleted while no watcher ran: a new watcher's first pass compares the table with the cluster.
+      api.objects.nodepools = [pool(7, 'uid-1'), other];
+      await coldStart(table).current();
+      expect(await stored()).toHaveLength(3);
+      api.objects.nodepools = [pool(7, 'uid-1')];
+      await coldStart(table).observe(lists());
+      expect(await stored()).toEqual(['EC2NodeClass/default/uid-c', 'NodePool/bundled/uid-1']);
     });
 
     it('stores each version once, and a table that fails costs only persistence', async () => {
