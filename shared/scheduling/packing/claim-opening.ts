@@ -122,19 +122,29 @@ export class ClaimOpening {
     let cap = pool.capMemo.get(reqsId, dsId, cls.reqId);
     if (cap !== undefined) return cap;
     const req = cls.req;
+    const ds = node.ds;
     const demand = this.demand(pool, reqsId, req);
-    const list = this.ctx.catalog.compatible(pool, reqsId);
+    // Over the types' vectors laid flat, with the pod beside the overhead summed once: a 20,000-pod solve
+    // makes this scan of ~800 types 146 times, a tenth of its time as a call per type.
+    const { list, alloc, width } = this.ctx.catalog.columns(pool, reqsId);
+    if (this.need.length < width) this.need = new Float64Array(width);
+    const need = this.need;
+    for (let r = 0; r < width; r++) need[r] = ds[r]! + req[r]!;
     // The cost of each type that holds the pod (NaN: it does not), in a buffer kept between calls.
     if (this.costs.length < list.length) this.costs = new Float64Array(list.length * 2);
     const costs = this.costs;
     let bestCost = Number.POSITIVE_INFINITY;
     let first: number | undefined;
-    for (let i = 0; i < list.length; i++) {
-      const p = list[i]!;
+    next: for (let i = 0, o = 0; i < list.length; i++, o += width) {
       costs[i] = Number.NaN;
-      if (!fitsOne(p.t.alloc, node.ds, req)) continue;
+      for (let r = 0; r < width; r++) if (need[r]! > alloc[o + r]!) continue next;
+      const p = list[i]!;
       first ??= p.price;
-      const units = unitsOf(p.t.alloc, node.ds, demand);
+      // unitsOf, on the flat vector.
+      let units = Number.POSITIVE_INFINITY;
+      for (let r = 0; r < width; r++)
+        if (demand[r]! > 0) units = Math.min(units, (alloc[o + r]! - ds[r]!) / demand[r]!);
+      units = units === Number.POSITIVE_INFINITY ? 0 : Math.max(units, 0);
       const cost = units > 0 ? p.price / units : Number.POSITIVE_INFINITY;
       costs[i] = cost;
       if (cost < bestCost) bestCost = cost;
@@ -147,6 +157,7 @@ export class ClaimOpening {
   }
 
   private costs = new Float64Array(0);
+  private need = new Float64Array(0);
   private readonly vectorIds = new Map<string, number>();
   private readonly vectorIdOf = new WeakMap<Float64Array, number>();
 
