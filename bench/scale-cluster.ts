@@ -13,6 +13,8 @@ export interface ClusterShape {
   nodes: number;
   boundPods: number;
   pendingPods: number;
+  /** Pods of completed Jobs (phase Succeeded) still on their nodes: what a batch-heavy cluster keeps. */
+  finishedPods?: number;
 }
 
 type Command = { op: 'pending'; count: number } | { op: 'heartbeat' } | { op: 'stop' };
@@ -26,6 +28,10 @@ async function main(shape: ClusterShape): Promise<void> {
   for (let i = 0; i < shape.boundPods; i++) api.addPod(realisticPod(i, names[i % names.length]));
   let next = shape.boundPods;
   for (let i = 0; i < shape.pendingPods; i++) api.addPod(realisticPod(next++));
+  for (let i = 0; i < (shape.finishedPods ?? 0); i++) {
+    const pod = realisticPod(next++, names[i % names.length]);
+    api.addPod({ ...pod, status: { ...pod.status, phase: 'Succeeded' } });
+  }
   // The request log would grow by every page and watch of the benchmark: nothing reads it here.
   api.requests.length = 0;
   process.send?.({ op: 'ready', url: api.url, seedMs: Math.round(performance.now() - seedStart) });
