@@ -100,7 +100,7 @@ export class TypeCatalog {
       limited: nodesLimit !== Number.POSITIVE_INFINITY || limit.some((l) => l !== Number.POSITIVE_INFINITY),
       hasMinValues: pool.spec.template.spec.requirements.some((r) => r.minValues !== undefined),
       compatMemo: new Map(),
-      frontierMemo: new Map(),
+      frontierMemo: new Memo3(),
       capMemo: new Memo3(),
       dsMemo: new Map(),
       describe: describePool(pool.spec.template.spec.requirements),
@@ -283,8 +283,8 @@ export class TypeCatalog {
    * pruning, so a larger type beyond the charge cannot hide a smaller one within it.
    */
   frontier(pool: PoolState, reqsId: number, capPrice: number, charged?: Float64Array): TypeInfo[] {
-    const key = charged ? `${reqsId}:${capPrice}:${charged.join(',')}` : `${reqsId}:${capPrice}`;
-    let f = pool.frontierMemo.get(key);
+    const chargeId = charged ? this.chargeId(charged) : -1;
+    let f = pool.frontierMemo.get(reqsId, capPrice, chargeId);
     if (f) return f;
     f = [];
     for (const p of this.compatible(pool, reqsId)) {
@@ -295,7 +295,29 @@ export class TypeCatalog {
       f = f.filter((q) => !dominates(a, q.alloc));
       f.push(p.t);
     }
-    pool.frontierMemo.set(key, f);
+    pool.frontierMemo.set(reqsId, capPrice, chargeId, f);
     return f;
+  }
+
+  private readonly chargeIds = new WeakMap<Float64Array, number>();
+  private readonly chargeIdsByText = new Map<string, number>();
+
+  /**
+   * A charge interned by its contents, once per array (charges are never changed): the frontier is asked
+   * for on every check of a pod that narrows a claim, and joining the charge's numbers into its memo key
+   * each time cost more than the memo saved.
+   */
+  private chargeId(charged: Float64Array): number {
+    let id = this.chargeIds.get(charged);
+    if (id === undefined) {
+      const text = charged.join(',');
+      id = this.chargeIdsByText.get(text);
+      if (id === undefined) {
+        id = this.chargeIdsByText.size;
+        this.chargeIdsByText.set(text, id);
+      }
+      this.chargeIds.set(charged, id);
+    }
+    return id;
   }
 }

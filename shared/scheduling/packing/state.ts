@@ -36,7 +36,8 @@ export interface PoolState {
   limited: boolean;
   hasMinValues: boolean;
   compatMemo: Map<number, PricedType[]>;
-  frontierMemo: Map<string, TypeInfo[]>;
+  /** Frontiers by requirements, cap price and interned charge (-1: none). */
+  frontierMemo: Memo3<number, number, number, TypeInfo[]>;
   /** Cap prices for claims narrowed by a pod, by requirements, interned overhead and the pod's reqId. */
   capMemo: Memo3<number, number, number, number>;
   dsMemo: Map<number, Float64Array>;
