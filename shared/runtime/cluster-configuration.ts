@@ -6,7 +6,8 @@
 // Invalid objects are reported on their own status and with an event by the watcher (cluster-status.ts).
 // The last valid version of each object is also kept in the state table (by uid and generation), so
 // that an instance started after an object went bad serves that version rather than nothing or the
-// bundle's.
+// bundle's; it expires a week after its object is gone (VALID_VERSION_TTL_MS), and the watcher's pass
+// deletes it as soon as it sees the object deleted.
 
 import {
   type ClusterObject,
