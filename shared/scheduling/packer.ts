@@ -470,10 +470,10 @@ export class Packer {
   private pinned(v: Variant, values: string[]): Pinned {
     const keys = v.pinKeys;
     if (keys.length === 1) {
-      let pinned = v.pins.get(values[0]!);
+      let pinned = v.pins?.get(values[0]!);
       if (!pinned) {
         pinned = { targets: [[keys[0]!, values[0]!]], key: `${keys[0]}=${values[0]}` };
-        v.pins.set(values[0]!, pinned);
+        (v.pins ??= new Map()).set(values[0]!, pinned);
       }
       return pinned;
     }

@@ -72,10 +72,10 @@ export class KarpenterOrder {
         memo = { reqs, id: this.ctx.catalog.intern(reqs) };
         v.targetReqs.set(targetsKey, memo);
       }
-      let refused = v.refused.get(targetsKey);
+      let refused = v.refused?.get(targetsKey);
       if (!refused) {
         refused = new Set();
-        v.refused.set(targetsKey, refused);
+        (v.refused ??= new Map()).set(targetsKey, refused);
       }
       return { targets, reqs: memo.reqs, id: memo.id, refused };
     };
@@ -135,10 +135,10 @@ export class KarpenterOrder {
     podReqs: Requirements,
     podReqsId: number,
   ): number {
-    let refused = v.refused.get(targetsKey);
+    let refused = v.refused?.get(targetsKey);
     if (!refused) {
       refused = new Set();
-      v.refused.set(targetsKey, refused);
+      (v.refused ??= new Map()).set(targetsKey, refused);
     }
     const host = v.hostAffinity;
     let placed = 0;

@@ -167,18 +167,18 @@ export interface Variant {
   pinKeys: string[];
   hostAffinity: OwnTerm | undefined;
   staticFits: (StaticFit | undefined)[];
-  domains: Map<string, string[]>;
+  domains: Map<string, string[]> | undefined;
   /** Per spread term, the domains its skew is taken over (TopologyTargets.skewDomains). */
-  skewDomains: Map<OwnTerm, string[]>;
+  skewDomains: Map<OwnTerm, string[]> | undefined;
   cursors: Map<string, { e: number; c: number }>;
   /** Karpenter order: claims that refused the variant under these targets (refusals are permanent). */
-  refused: Map<string, Set<ClaimState>>;
+  refused: Map<string, Set<ClaimState>> | undefined;
   /** The variant's requirements pinned to each target domain set, interned. */
   targetReqs: Map<string, { reqs: Requirements; id: number }>;
   /** With one pin key: per domain, the targets and their key, made once (see Packer.placeRun). */
-  pins: Map<string, Pinned>;
+  pins: Map<string, Pinned> | undefined;
   /** Per topology key, the variant's own terms and the groups repelling it on that key (chooseTarget). */
-  termsByKey: Map<string, { own: OwnTerm[]; inverse: Group[] }>;
+  termsByKey: Map<string, { own: OwnTerm[]; inverse: Group[] }> | undefined;
   poolReasons: (string | undefined)[];
   topologyReason?: string | undefined;
   /** Strict reserved-offering mode: why its last claim was not opened; the pods wait, unrelaxed. */

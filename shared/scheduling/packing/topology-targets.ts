@@ -20,13 +20,13 @@ export class TopologyTargets {
 
   /** The values of a key the variant could land in, by its node selection and tolerations. */
   domainsFor(v: Variant, key: string): string[] {
-    let d = v.domains.get(key);
+    let d = v.domains?.get(key);
     if (d) return d;
     // Variants with the same node selection and tolerations share their domains.
     const shared = `${this.catalog.intern(v.reqs)}|${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}|${key}`;
     d = this.domainsMemo.get(shared);
     if (d) {
-      v.domains.set(key, d);
+      (v.domains ??= new Map()).set(key, d);
       return d;
     }
     const values = new Set<string>();
@@ -45,7 +45,7 @@ export class TopologyTargets {
       values.add(value);
     }
     d = [...values].sort(cmp);
-    v.domains.set(key, d);
+    (v.domains ??= new Map()).set(key, d);
     this.domainsMemo.set(shared, d);
     return d;
   }
@@ -62,10 +62,10 @@ export class TopologyTargets {
    * domain the pod cannot reach still holds the minimum down (kube-scheduler would leave it out).
    */
   skewDomains(v: Variant, o: OwnTerm): string[] {
-    let d = v.skewDomains.get(o);
+    let d = v.skewDomains?.get(o);
     if (!d) {
       d = this.computeSkewDomains(v, o);
-      v.skewDomains.set(o, d);
+      (v.skewDomains ??= new Map()).set(o, d);
     }
     return d;
   }
@@ -139,10 +139,10 @@ export class TopologyTargets {
 
   /** The variant's own terms on the key and the anti-affinity groups on it that select the variant's pods. */
   private termsOn(v: Variant, key: string): { own: OwnTerm[]; inverse: Group[] } {
-    let terms = v.termsByKey.get(key);
+    let terms = v.termsByKey?.get(key);
     if (!terms) {
       terms = { own: v.own.filter((o) => o.group.key === key), inverse: v.cls.inverse.filter((g) => g.key === key) };
-      v.termsByKey.set(key, terms);
+      (v.termsByKey ??= new Map()).set(key, terms);
     }
     return terms;
   }
