@@ -473,7 +473,8 @@ export class Packer {
       let pinned = v.pins?.get(values[0]!);
       if (!pinned) {
         pinned = { targets: [[keys[0]!, values[0]!]], key: `${keys[0]}=${values[0]}` };
-        (v.pins ??= new Map()).set(values[0]!, pinned);
+        v.pins ??= new Map();
+        v.pins.set(values[0]!, pinned);
       }
       return pinned;
     }

@@ -75,7 +75,8 @@ export class KarpenterOrder {
       let refused = v.refused?.get(targetsKey);
       if (!refused) {
         refused = new Set();
-        (v.refused ??= new Map()).set(targetsKey, refused);
+        v.refused ??= new Map();
+        v.refused.set(targetsKey, refused);
       }
       return { targets, reqs: memo.reqs, id: memo.id, refused };
     };
@@ -138,7 +139,8 @@ export class KarpenterOrder {
     let refused = v.refused?.get(targetsKey);
     if (!refused) {
       refused = new Set();
-      (v.refused ??= new Map()).set(targetsKey, refused);
+      v.refused ??= new Map();
+      v.refused.set(targetsKey, refused);
     }
     const host = v.hostAffinity;
     let placed = 0;

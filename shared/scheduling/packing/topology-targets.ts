@@ -26,7 +26,8 @@ export class TopologyTargets {
     const shared = `${this.catalog.intern(v.reqs)}|${v.tolerateSoft}|${JSON.stringify(v.cls.spec.tolerations ?? null)}|${key}`;
     d = this.domainsMemo.get(shared);
     if (d) {
-      (v.domains ??= new Map()).set(key, d);
+      v.domains ??= new Map();
+      v.domains.set(key, d);
       return d;
     }
     const values = new Set<string>();
@@ -45,7 +46,8 @@ export class TopologyTargets {
       values.add(value);
     }
     d = [...values].sort(cmp);
-    (v.domains ??= new Map()).set(key, d);
+    v.domains ??= new Map();
+    v.domains.set(key, d);
     this.domainsMemo.set(shared, d);
     return d;
   }
@@ -65,7 +67,8 @@ export class TopologyTargets {
     let d = v.skewDomains?.get(o);
     if (!d) {
       d = this.computeSkewDomains(v, o);
-      (v.skewDomains ??= new Map()).set(o, d);
+      v.skewDomains ??= new Map();
+      v.skewDomains.set(o, d);
     }
     return d;
   }
@@ -142,7 +145,8 @@ export class TopologyTargets {
     let terms = v.termsByKey?.get(key);
     if (!terms) {
       terms = { own: v.own.filter((o) => o.group.key === key), inverse: v.cls.inverse.filter((g) => g.key === key) };
-      (v.termsByKey ??= new Map()).set(key, terms);
+      v.termsByKey ??= new Map();
+      v.termsByKey.set(key, terms);
     }
     return terms;
   }
