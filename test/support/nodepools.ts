@@ -27,13 +27,13 @@ export function testNodePool(
   };
 }
 
-/** An EC2NodeClass `default` (or as given) finding subnets and security groups by `karpenter.sh/discovery`. */
-export function testNodeClass(options: {
-  name?: string;
-  discovery: string;
-  role: string;
-  alias?: string;
-}): EC2NodeClass {
+/**
+ * An EC2NodeClass `default` (or as given) finding subnets and security groups by
+ * `karpenter.sh/discovery`, with its node identity as a role or a user-given instance profile.
+ */
+export function testNodeClass(
+  options: { name?: string; discovery: string; alias?: string } & ({ role: string } | { instanceProfile: string }),
+): EC2NodeClass {
   const tags = { 'karpenter.sh/discovery': options.discovery };
   return {
     apiVersion: 'karpenter.k8s.aws/v1',
@@ -43,7 +43,7 @@ export function testNodeClass(options: {
       subnetSelectorTerms: [{ tags }],
       securityGroupSelectorTerms: [{ tags }],
       amiSelectorTerms: [{ alias: options.alias ?? 'al2023@latest' }],
-      role: options.role,
+      ...('role' in options ? { role: options.role } : { instanceProfile: options.instanceProfile }),
     },
   };
 }

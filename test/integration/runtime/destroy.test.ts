@@ -18,16 +18,13 @@ import {
   ListInstanceProfilesCommand,
   ListRolePoliciesCommand,
 } from '@aws-sdk/client-iam';
-import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createStackEventHandler } from '../../../lambdas/gc/handler';
-import type { NodePool } from '../../../shared/apis/v1/types';
 import { ENV, TAG } from '../../../shared/contracts';
 import { errorCode } from '../../../shared/providers/aws-errors';
-import { uninstallDeps } from '../../../shared/runtime/deps/gc';
-import { powertools } from '../../../shared/runtime/powertools';
+import { M5_LARGE_ON_DEMAND, testNodePool } from '../../support/nodepools';
 import { ProvisionFixture } from '../helpers';
 import { FUNCTIONS, synthesizedTemplate } from '../iam';
+import { deleteUninstallResource } from '../support/uninstall';
 
 const CLUSTER = 'destroy';
 const NODE_ROLE = `KarpenterNodeRole-${CLUSTER}`;
@@ -97,22 +94,7 @@ function deletionOrder(resources: Resources): string[] {
   return order;
 }
 
-const general: NodePool = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'general' },
-  spec: {
-    template: {
-      spec: {
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-        requirements: [
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
-        ],
-      },
-    },
-  },
-};
+const general = testNodePool({ template: { requirements: M5_LARGE_ON_DEMAND } });
 
 let fixture: ProvisionFixture;
 let resources: Resources;
@@ -170,29 +152,12 @@ function eventProperties(properties: Record<string, unknown>): Record<string, un
 }
 
 async function uninstall(id: string, resource: Resource): Promise<string> {
-  const tools = powertools('itest-destroy', CLUSTER);
-  let body = '';
-  const handler = createStackEventHandler(
-    async () => uninstallDeps(fixture.runtimes.gc, tools.telemetry),
-    tools,
-    async (_url, sent) => {
-      body = sent;
-    },
-  );
-  await handler(
-    {
-      RequestType: 'Delete',
-      ResponseURL: 'https://cloudformation-custom-resource-response.example/presigned',
-      StackId: `arn:aws:cloudformation:us-west-2:${fixture.account.accountId}:stack/Karpless-${CLUSTER}/1`,
-      RequestId: 'destroy-1',
-      LogicalResourceId: id,
-      PhysicalResourceId: `Karpless-${CLUSTER}/${id}`,
-      ResourceType: resource.Type,
-      ResourceProperties: eventProperties(resource.Properties ?? {}),
-    },
-    { getRemainingTimeInMillis: () => 90_000, awsRequestId: 'req', functionName: 'gc' } as unknown as Context,
-  );
-  uninstallResponse = JSON.parse(body) as Record<string, unknown>;
+  uninstallResponse = await deleteUninstallResource(fixture.runtimes.gc, {
+    cluster: CLUSTER,
+    accountId: fixture.account.accountId,
+    logicalId: id,
+    properties: eventProperties(resource.Properties ?? {}),
+  });
   return String(uninstallResponse.Status);
 }
 

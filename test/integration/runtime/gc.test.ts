@@ -22,14 +22,14 @@ import {
 } from '@aws-sdk/client-iam';
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createStackEventHandler, createHandler as gcHandler } from '../../../lambdas/gc/handler';
+import { createHandler as gcHandler } from '../../../lambdas/gc/handler';
 import { createHandler as watcherHandler } from '../../../lambdas/watcher/handler';
 import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { KUBE, REGISTRATION_TTL_MS, TAG } from '../../../shared/contracts';
 import { EMPTY_SINCE_ANNOTATION } from '../../../shared/disruption/emptiness';
 import { LAUNCH_BATCH_TAG } from '../../../shared/launch/request';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
-import { gcDeps, uninstallDeps } from '../../../shared/runtime/deps/gc';
+import { gcDeps } from '../../../shared/runtime/deps/gc';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
 import type { Runtime } from '../../../shared/runtime/environment';
 import type { GcReport } from '../../../shared/runtime/gc';
@@ -38,6 +38,7 @@ import { daemonSet, node, pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { type MotoAccount, motoAccount } from '../helpers';
 import { functionRuntimes } from '../iam';
+import { deleteUninstallResource } from '../support/uninstall';
 
 const CLUSTER = 'c1';
 const MIN = 60_000;
@@ -128,29 +129,7 @@ async function cluster(pool: NodePool = nodePool): Promise<Cluster> {
     },
     gc: () => gc({}, context(60_000)),
     watch: (ms) => watcher({}, context(ms + 5_000)),
-    destroy: async () => {
-      let body = '';
-      const stackEvent = createStackEventHandler(
-        async () => uninstallDeps(runtimes.gc, tools.telemetry),
-        tools,
-        async (_url, sent) => {
-          body = sent;
-        },
-      );
-      await stackEvent(
-        {
-          RequestType: 'Delete',
-          ResponseURL: 'https://cloudformation-custom-resource-response.example/presigned',
-          StackId: 'arn:aws:cloudformation:us-west-2:123456789012:stack/Karpless-c1/1',
-          RequestId: 'req-1',
-          LogicalResourceId: 'ProvisionerUninstall',
-          PhysicalResourceId: 'Karpless-c1/ProvisionerUninstall',
-          ResourceType: 'Custom::KarplessUninstall',
-        },
-        context(60_000),
-      );
-      return JSON.parse(body) as Record<string, unknown>;
-    },
+    destroy: () => deleteUninstallResource(runtimes.gc, { cluster: CLUSTER, accountId: '123456789012' }),
   };
   clusters.push(created);
   return created;
@@ -408,7 +387,7 @@ describe('gc function against moto and the fake API server', () => {
 
     expect(response).toMatchObject({
       Status: 'SUCCESS',
-      RequestId: 'req-1',
+      RequestId: 'delete-ProvisionerUninstall',
       LogicalResourceId: 'ProvisionerUninstall',
       PhysicalResourceId: 'Karpless-c1/ProvisionerUninstall',
       Data: { StillRunning: running, Failed: '0' },

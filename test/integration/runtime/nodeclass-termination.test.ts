@@ -10,7 +10,6 @@ import { DescribeLaunchTemplatesCommand, type LaunchTemplate } from '@aws-sdk/cl
 import { CreateInstanceProfileCommand, GetInstanceProfileCommand, type InstanceProfile } from '@aws-sdk/client-iam';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { karpenterCrds } from '../../../shared/apis/v1/crds';
-import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { TAG } from '../../../shared/contracts';
 import { instanceProfileName } from '../../../shared/providers/instanceprofile';
 import { CONFIGURATION_TTL_MS } from '../../../shared/runtime/cluster-configuration';
@@ -18,39 +17,23 @@ import { watcherDeps } from '../../../shared/runtime/deps/watcher';
 import { kubeClient } from '../../../shared/runtime/environment';
 import { NODECLASS_TERMINATION_FINALIZER } from '../../../shared/runtime/nodeclass-termination';
 import { powertools } from '../../../shared/runtime/powertools';
+import { M5_LARGE_ON_DEMAND, testNodeClass, testNodePool } from '../../support/nodepools';
 import { ProvisionFixture } from '../helpers';
 
 const CLUSTER = 'classgone';
 const ROLE = `KarpenterNodeRole-${CLUSTER}`;
 
-const nodePool = (name: string, nodeClass: string): NodePool => ({
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name },
-  spec: {
+const nodePool = (name: string, nodeClass: string) =>
+  testNodePool({
+    name,
     template: {
-      spec: {
-        requirements: [
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
-        ],
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass },
-      },
+      requirements: M5_LARGE_ON_DEMAND,
+      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: nodeClass },
     },
-  },
-});
+  });
 
-const nodeClass = (name: string, identity: { role: string } | { instanceProfile: string }): EC2NodeClass => ({
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name },
-  spec: {
-    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': CLUSTER } }],
-    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': CLUSTER } }],
-    amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    ...identity,
-  },
-});
+const nodeClass = (name: string, identity: { role: string } | { instanceProfile: string }) =>
+  testNodeClass({ name, discovery: CLUSTER, ...identity });
 
 let now = Date.parse('2026-12-04T10:00:00Z');
 let fixture: ProvisionFixture;
