@@ -56,6 +56,15 @@ describe('lists', () => {
     expect(pages[1]?.query.continue).toBeTruthy();
   });
 
+  it("asks for resourceVersion=0 when told, and takes the watch cache's whole answer", async () => {
+    for (let i = 0; i < 4; i++) server.addNode(node(`n${i}`));
+    const list = await client.listNodes({ resourceVersion: '0', limit: 2 });
+    expect(list.items.map((n) => n.metadata.name)).toEqual(['n0', 'n1', 'n2', 'n3']);
+    const requests = server.requestsTo('GET', '/api/v1/nodes');
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.query).toMatchObject({ resourceVersion: '0', limit: '2' });
+  });
+
   it('restarts a paginated list once when its continue token has expired', async () => {
     for (let i = 0; i < 4; i++) server.addPod(pod(`p${i}`));
     server.injectFault({ method: 'GET', path: /continue=/, status: 410 });

@@ -1,6 +1,5 @@
 // What the provision decision reads, over HTTP from the fake API server: no finished pod (they hold
-// nothing and are never planned), the other pods page by page at the latest state, and the nodes
-// from the watch cache (resourceVersion 0) in one answer.
+// nothing and are never planned), the other pods and the nodes page by page at the latest state.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HttpKubeClient } from '../../shared/kube/client';
@@ -23,7 +22,7 @@ afterEach(async () => {
 });
 
 describe('readCluster', () => {
-  it('reads every pod but finished ones, paginated, and every node from the watch cache', async () => {
+  it('reads every pod but finished ones and every node, paginated, at the latest state', async () => {
     for (let i = 0; i < 3; i++) server.addNode(node(`n${i}`));
     for (let i = 0; i < 600; i++) server.addPod(pod(`run-${i}`, { nodeName: `n${i % 3}`, phase: 'Running' }));
     server.addPod(pod('job-done', { nodeName: 'n0', phase: 'Succeeded' }));
@@ -42,7 +41,8 @@ describe('readCluster', () => {
     expect(pages[0]?.query).not.toHaveProperty('resourceVersion');
     const nodes = server.requestsTo('GET', '/api/v1/nodes');
     expect(nodes).toHaveLength(1);
-    expect(nodes[0]?.query).toMatchObject({ resourceVersion: '0' });
+    expect(nodes[0]?.query).toMatchObject({ limit: '500' });
+    expect(nodes[0]?.query).not.toHaveProperty('resourceVersion');
   });
 
   it('reports a named pod that has finished since the notice as not planned', async () => {
