@@ -28,7 +28,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { inject } from 'vitest';
 import { createHandler as provisionHandler } from '../../lambdas/provision/handler';
 import type { Node, Pod } from '../../shared/apis/core/v1';
-import type { EC2NodeClass, NodePool, Taint } from '../../shared/apis/v1/types';
+import type { NodePool, Taint } from '../../shared/apis/v1/types';
 import { DETAIL_TYPE, EVENT_SOURCE, KUBE, TAG } from '../../shared/contracts';
 import { noticePodFromPod } from '../../shared/notice';
 import type { Clock } from '../../shared/providers/clock';
@@ -39,10 +39,12 @@ import { watcherDeps } from '../../shared/runtime/deps/watcher';
 import type { Runtime } from '../../shared/runtime/environment';
 import { NodeReconciler } from '../../shared/runtime/nodes';
 import { once, type Powertools, powertools } from '../../shared/runtime/powertools';
+import type { RuntimeLog } from '../../shared/runtime/telemetry';
 import { RecordingRetryQueue } from '../runtime/fakes';
 import { node, pod } from '../support/kube/builders';
 import { FakeApiServer } from '../support/kube/fake-apiserver';
 import { type SchedulingPass, StandInScheduler } from '../support/kube/scheduler';
+import { testNodeClass } from '../support/nodepools';
 import { type FunctionRuntimes, functionRuntimes } from './iam';
 import { SEED_K8S_VERSION } from './moto/seed';
 
@@ -256,6 +258,8 @@ export interface ProvisionFixtureOptions {
   configuration?: 'cluster';
   /** The runtime's clock (default: the system's); the configuration read from the cluster is kept for a TTL of it. */
   clock?: Clock;
+  /** Where the provision function logs (default: Powertools, silent unless DEBUG_LOG). */
+  log?: RuntimeLog;
 }
 
 /**
@@ -312,17 +316,7 @@ export class ProvisionFixture {
     await createStateTable(dynamoApi(account.dynamodb), 'karpless-state');
     await account.eventbridge.send(new CreateEventBusCommand({ Name: 'karpless' }));
     const api = await FakeApiServer.start();
-    const nodeClass: EC2NodeClass = {
-      apiVersion: 'karpenter.k8s.aws/v1',
-      kind: 'EC2NodeClass',
-      metadata: { name: 'default' },
-      spec: {
-        subnetSelectorTerms: [{ tags: discovery }],
-        securityGroupSelectorTerms: [{ tags: discovery }],
-        amiSelectorTerms: [{ alias: 'al2023@latest' }],
-        role,
-      },
-    };
+    const nodeClass = testNodeClass({ discovery: cluster, role });
     const configFile = join(mkdtempSync(join(tmpdir(), `karpless-${cluster}-`)), 'karpless-config.json');
     writeFileSync(configFile, JSON.stringify({ nodePools: options.nodePools, nodeClasses: [nodeClass] }));
     // Each function under its own synthesized role (the IAM harness): a call its role does not allow fails the test.
@@ -340,7 +334,9 @@ export class ProvisionFixture {
     });
     const runtime = runtimes.provision;
     const handler = provisionHandler(
-      once(async () => provisionDeps(runtime, tools.telemetry)),
+      once(async () =>
+        provisionDeps(runtime, options.log ? { ...tools.telemetry, log: options.log } : tools.telemetry),
+      ),
       tools,
       () => new RecordingRetryQueue(),
       // As deployed: the Karpenter check, then the configuration read from the cluster.
@@ -388,14 +384,15 @@ export class ProvisionFixture {
     });
   }
 
-  /** Delivers the bodies to the provision handler as one SQS batch (message ids m0, m1, …). */
-  provision(bodies: string[]): Promise<SQSBatchResponse> {
+  /** Delivers the bodies to the provision handler as one SQS batch (message ids m0, m1, … or `${prefix}-0`, …). */
+  provision(bodies: string[], prefix?: string): Promise<SQSBatchResponse> {
     const context = {
       getRemainingTimeInMillis: () => 60_000,
       awsRequestId: 'req',
       functionName: 'fn',
     } as unknown as Context;
-    const event = { Records: bodies.map((body, i) => ({ messageId: `m${i}`, body })) } as unknown as SQSEvent;
+    const messageId = (i: number) => (prefix ? `${prefix}-${i}` : `m${i}`);
+    const event = { Records: bodies.map((body, i) => ({ messageId: messageId(i), body })) } as unknown as SQSEvent;
     return this.handler(event, context) as Promise<SQSBatchResponse>;
   }
 

@@ -5,70 +5,26 @@
 // the others back for NOTICE_PART_WAIT_MS only: after that the next invocation plans what arrived
 // and names the missing parts in a warning.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DescribeFleetsCommand } from '@aws-sdk/client-ec2';
-import { CreateEventBusCommand } from '@aws-sdk/client-eventbridge';
-import { CreateRoleCommand } from '@aws-sdk/client-iam';
-import type { Context, SQSEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createHandler as provisionHandler } from '../../../lambdas/provision/handler';
 import type { Pod } from '../../../shared/apis/core/v1';
-import type { EC2NodeClass, NodePool } from '../../../shared/apis/v1/types';
 import { noticePodFromPod, splitNotice } from '../../../shared/notice';
 import type { PodsUnschedulableDetail } from '../../../shared/notice/types';
-import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
-import { provisionDeps } from '../../../shared/runtime/deps/provision';
 import { NOTICE_PART_WAIT_MS } from '../../../shared/runtime/notice-parts';
-import { once, type Powertools, powertools } from '../../../shared/runtime/powertools';
 import { fakeClock } from '../../providers/fakes';
-import { RecordingLog, RecordingMetrics, RecordingRetryQueue } from '../../runtime/fakes';
+import { RecordingLog } from '../../runtime/fakes';
 import { pod } from '../../support/kube/builders';
-import { FakeApiServer } from '../../support/kube/fake-apiserver';
-import { createCluster, createNetwork, type MotoAccount, motoAccount } from '../helpers';
-import { type FunctionRuntimes, functionRuntimes } from '../iam';
+import { M5_LARGE_ON_DEMAND, testNodePool } from '../../support/nodepools';
+import { ProvisionFixture } from '../helpers';
 
 const CLUSTER = 'c1';
 
-const nodeClass: EC2NodeClass = {
-  apiVersion: 'karpenter.k8s.aws/v1',
-  kind: 'EC2NodeClass',
-  metadata: { name: 'default' },
-  spec: {
-    subnetSelectorTerms: [{ tags: { 'karpenter.sh/discovery': CLUSTER } }],
-    securityGroupSelectorTerms: [{ tags: { 'karpenter.sh/discovery': CLUSTER } }],
-    amiSelectorTerms: [{ alias: 'al2023@latest' }],
-    role: 'KarpenterNodeRole-c1',
-  },
-};
-
 // One instance type: every claim is the same request, so one decision is one CreateFleet.
-const nodePool: NodePool = {
-  apiVersion: 'karpenter.sh/v1',
-  kind: 'NodePool',
-  metadata: { name: 'general' },
-  spec: {
-    template: {
-      spec: {
-        requirements: [
-          { key: 'karpenter.sh/capacity-type', operator: 'In', values: ['on-demand'] },
-          { key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.large'] },
-        ],
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      },
-    },
-  },
-};
+const nodePool = testNodePool({ template: { requirements: M5_LARGE_ON_DEMAND } });
 
-let account: MotoAccount;
-let api: FakeApiServer;
-let runtimes: FunctionRuntimes;
-let tools: Powertools;
+let fixture: ProvisionFixture;
 const clock = fakeClock(Date.parse('2026-12-04T09:00:00.000Z'));
 const log = new RecordingLog();
-
-const forever = { getRemainingTimeInMillis: () => 600_000, awsRequestId: 'req', functionName: 'fn' } as Context;
 
 function pendingPod(name: string): Pod {
   // 1.5 vCPU: one pod per m5.large.
@@ -86,23 +42,21 @@ function splitObservation(pods: readonly Pod[], observedAt: string): PodsUnsched
 }
 
 /** The queue's delivery of these notices (one message each). */
-function delivery(details: readonly PodsUnschedulableDetail[], id: string): SQSEvent {
-  return {
-    Records: details.map((detail, i) => ({
-      messageId: `${id}-${i}`,
-      body: JSON.stringify({ source: 'karpless', 'detail-type': 'PodsUnschedulable', detail }),
-    })),
-  } as unknown as SQSEvent;
+function delivery(details: readonly PodsUnschedulableDetail[], id: string) {
+  const bodies = details.map((detail) =>
+    JSON.stringify({ source: 'karpless', 'detail-type': 'PodsUnschedulable', detail }),
+  );
+  return fixture.provision(bodies, id);
 }
 
 async function fleetCount(): Promise<number> {
-  return ((await account.ec2.send(new DescribeFleetsCommand({}))).Fleets ?? []).length;
+  return ((await fixture.account.ec2.send(new DescribeFleetsCommand({}))).Fleets ?? []).length;
 }
 
 /** The parts of this observation kept in the state table (the tests share it, in any order). */
 async function keptOf(parts: readonly PodsUnschedulableDetail[]) {
   const batchId = parts[0]?.part?.batchId;
-  return (await runtimes.provision.state.noticeParts()).filter((k) => k.batchId === batchId);
+  return (await fixture.runtime.state.noticeParts()).filter((k) => k.batchId === batchId);
 }
 
 /** The warnings that this observation was planned without some of its parts. */
@@ -115,76 +69,35 @@ function warningsFor(parts: readonly PodsUnschedulableDetail[]) {
 }
 
 async function nominatedUids(): Promise<Set<string>> {
-  return new Set((await runtimes.provision.state.nominations()).flatMap((n) => n.podUids));
+  return new Set((await fixture.runtime.state.nominations()).flatMap((n) => n.podUids));
 }
 
-const provisionFn = () =>
-  provisionHandler(
-    once(async () => provisionDeps(runtimes.provision, { log, metrics: new RecordingMetrics() })),
-    tools,
-    () => new RecordingRetryQueue(),
-  );
-
 beforeAll(async () => {
-  process.env.POWERTOOLS_LOG_LEVEL = process.env.DEBUG_LOG ?? 'SILENT';
-  process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-  tools = powertools('itest', CLUSTER);
-  account = motoAccount();
-  await createNetwork(account, {
-    subnets: [{ zone: 'us-west-2a', cidr: '10.0.1.0/24', tags: { 'karpenter.sh/discovery': CLUSTER } }],
-    securityGroups: [{ name: 'nodes', tags: { 'karpenter.sh/discovery': CLUSTER } }],
-  });
-  await createCluster(account, CLUSTER, { serviceCIDR: '172.20.0.0/16' });
-  await account.iam.send(
-    new CreateRoleCommand({
-      RoleName: 'KarpenterNodeRole-c1',
-      AssumeRolePolicyDocument: JSON.stringify({ Version: '2012-10-17', Statement: [] }),
-    }),
-  );
-  await createStateTable(dynamoApi(account.dynamodb), 'karpless-state');
-  await account.eventbridge.send(new CreateEventBusCommand({ Name: 'karpless' }));
-  api = await FakeApiServer.start();
-  const dir = mkdtempSync(join(tmpdir(), 'karpless-parts-'));
-  const configFile = join(dir, 'karpless-config.json');
-  writeFileSync(configFile, JSON.stringify({ nodePools: [nodePool], nodeClasses: [nodeClass] }));
-  runtimes = await functionRuntimes(account, {
-    env: {
-      KARPLESS_CLUSTER_NAME: CLUSTER,
-      KARPLESS_STATE_TABLE: 'karpless-state',
-      KARPLESS_NOTICE_BUS: 'karpless',
-      KARPLESS_CONFIG_FILE: configFile,
-      KARPLESS_KUBE_ENDPOINT: api.url,
-      AWS_REGION: account.region,
-    },
-    clock,
-  });
-  return async () => {
-    await api?.stop();
-  };
+  fixture = await ProvisionFixture.start({ cluster: CLUSTER, nodePools: [nodePool], clock, log });
+  return () => fixture.stop();
 });
 
 describe('split notices on moto', () => {
   it('keeps the first parts, acknowledged, and plans the whole observation in one decision when the rest arrive', async () => {
     // As stored: the API server gives each pod its uid, which the notice carries.
-    const pods = Array.from({ length: 6 }, (_, i) => api.addPod(pendingPod(`together-${i}`)));
+    const pods = Array.from({ length: 6 }, (_, i) => fixture.api.addPod(pendingPod(`together-${i}`)));
     const parts = splitObservation(pods, new Date(clock()).toISOString());
-    const provision = provisionFn();
     const fleetsBefore = await fleetCount();
-    const recordsBefore = (await runtimes.provision.state.nodeClaims()).length;
+    const recordsBefore = (await fixture.runtime.state.nodeClaims()).length;
 
     // The first invocation gets all but the last part: kept, acknowledged, nothing planned.
-    expect((await provision(delivery(parts.slice(0, -1), 'first'), forever)).batchItemFailures).toEqual([]);
+    expect((await delivery(parts.slice(0, -1), 'first')).batchItemFailures).toEqual([]);
     expect((await keptOf(parts)).map((k) => k.index).sort()).toEqual(parts.slice(0, -1).map((p) => p.part?.index));
     expect(await fleetCount()).toBe(fleetsBefore);
-    expect((await runtimes.provision.state.nodeClaims()).length).toBe(recordsBefore);
+    expect((await fixture.runtime.state.nodeClaims()).length).toBe(recordsBefore);
 
     // Seconds later the last part: one decision for all six pods, one CreateFleet, parts cleared.
     clock.advance(3_000);
-    expect((await provision(delivery(parts.slice(-1), 'second'), forever)).batchItemFailures).toEqual([]);
+    expect((await delivery(parts.slice(-1), 'second')).batchItemFailures).toEqual([]);
     expect(await fleetCount()).toBe(fleetsBefore + 1);
     const nominated = await nominatedUids();
     for (const p of pods) expect(nominated.has(noticePodFromPod(p).uid)).toBe(true);
-    const records = await runtimes.provision.state.nodeClaims();
+    const records = await fixture.runtime.state.nodeClaims();
     expect(records).toHaveLength(recordsBefore + pods.length);
     for (const record of records) expect(record.status.providerID).toMatch(/^aws:\/\/\/us-west-2a\/i-/);
     expect(await keptOf(parts)).toEqual([]);
@@ -192,21 +105,20 @@ describe('split notices on moto', () => {
   }, 180_000);
 
   it('plans an observation whose last part never arrives once the bound has passed, and says which part is missing', async () => {
-    const pods = Array.from({ length: 6 }, (_, i) => api.addPod(pendingPod(`lost-${i}`)));
+    const pods = Array.from({ length: 6 }, (_, i) => fixture.api.addPod(pendingPod(`lost-${i}`)));
     const parts = splitObservation(pods, new Date(clock()).toISOString());
     const lost = parts.at(-1);
     const arrived = parts.slice(0, -1);
     const arrivedUids = arrived.flatMap((p) => p.pods.map((q) => q.uid));
     const lostUids = lost?.pods.map((q) => q.uid) ?? [];
-    const provision = provisionFn();
     const fleetsBefore = await fleetCount();
-    const recordsBefore = (await runtimes.provision.state.nodeClaims()).length;
+    const recordsBefore = (await fixture.runtime.state.nodeClaims()).length;
 
-    expect((await provision(delivery(arrived, 'early'), forever)).batchItemFailures).toEqual([]);
+    expect((await delivery(arrived, 'early')).batchItemFailures).toEqual([]);
     expect(await fleetCount()).toBe(fleetsBefore);
 
     // Another notice just inside the bound (the watcher's next run): planned alone, the parts wait.
-    const other = api.addPod(pendingPod('lost-other'));
+    const other = fixture.api.addPod(pendingPod('lost-other'));
     const otherNotice = {
       cluster: CLUSTER,
       observedAt: new Date(clock()).toISOString(),
@@ -214,7 +126,7 @@ describe('split notices on moto', () => {
       daemonSets: [],
     };
     clock.advance(NOTICE_PART_WAIT_MS - 1_000);
-    expect((await provision(delivery([otherNotice], 'inside'), forever)).batchItemFailures).toEqual([]);
+    expect((await delivery([otherNotice], 'inside')).batchItemFailures).toEqual([]);
     expect(await fleetCount()).toBe(fleetsBefore + 1);
     let nominated = await nominatedUids();
     expect(nominated.has(noticePodFromPod(other).uid)).toBe(true);
@@ -224,12 +136,12 @@ describe('split notices on moto', () => {
     // Past the bound the next notice brings the decision on with what arrived, and it says so.
     clock.advance(1_000);
     const later = { ...otherNotice, observedAt: new Date(clock()).toISOString() };
-    expect((await provision(delivery([later], 'past'), forever)).batchItemFailures).toEqual([]);
+    expect((await delivery([later], 'past')).batchItemFailures).toEqual([]);
     expect(await fleetCount()).toBe(fleetsBefore + 2);
     nominated = await nominatedUids();
     for (const uid of arrivedUids) expect(nominated.has(uid)).toBe(true);
     for (const uid of lostUids) expect(nominated.has(uid)).toBe(false);
-    expect((await runtimes.provision.state.nodeClaims()).length - recordsBefore).toBe(1 + arrivedUids.length);
+    expect((await fixture.runtime.state.nodeClaims()).length - recordsBefore).toBe(1 + arrivedUids.length);
     expect(await keptOf(parts)).toEqual([]);
     const [warning, ...more] = warningsFor(parts);
     expect(more).toEqual([]);
