@@ -26,6 +26,7 @@ import { ClusterConfigurationSource } from '../../shared/runtime/cluster-configu
 import { isProvisionable } from '../../shared/runtime/pending';
 import { type NodeClaimsLaunchedDetail, provision } from '../../shared/runtime/provision';
 import { FakeInstances, RecordingLog, RecordingMetrics, recordingLauncher } from '../runtime/fakes';
+import { inFlightClaim } from '../support/claims';
 import { daemonSet, node, pod } from '../support/kube/builders';
 import { FakeApiServer } from '../support/kube/fake-apiserver';
 import { kubeconfigText } from '../support/kube/kubectl';
@@ -221,30 +222,7 @@ describe('karpless plan --from-cluster', () => {
     // nominated in the state table, not mirrored as a NodeClaim object yet.
     const state = new InMemoryStateStore(() => NOW);
     await state.createNodeClaim(launchedClaim());
-    const inFlight = newNodeClaimRecord({
-      name: 'general-inflight',
-      labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.k8s.aws/ec2nodeclass': 'default' },
-      annotations: {},
-      spec: {
-        nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-        requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.xlarge'] }],
-        resources: { requests: { cpu: '3' } },
-        taints: [],
-        startupTaints: [],
-        expireAfter: '720h',
-      },
-      now: NOW - 10_000,
-    });
-    await state.createNodeClaim(
-      markLaunched(inFlight, {
-        providerID: 'aws:///us-east-1a/i-0fedcba9876543210',
-        imageID: 'ami-1',
-        capacity: { cpu: '4', memory: '15Gi', pods: '58' },
-        allocatable: { cpu: '3920m', memory: '14Gi', pods: '58' },
-        labels: { ...labels, 'node.kubernetes.io/instance-type': 'm5.xlarge' },
-        now: NOW - 5_000,
-      }),
-    );
+    await state.createNodeClaim(inFlightClaim(NOW));
     const nominated = webs.slice(0, 2).map((p) => p.metadata.uid as string);
     await state.nominate({
       nodeClaimName: 'general-inflight',

@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PlanJSON } from '../../../cli/commands/plan';
 import type { Pod } from '../../../shared/apis/core/v1';
 import { karpenterCrds } from '../../../shared/apis/v1/crds';
-import { markLaunched, newNodeClaimRecord } from '../../../shared/nodeclaim/record';
 import { createStateTable, dynamoApi } from '../../../shared/providers/dynamo-port';
 import { DynamoStateStore } from '../../../shared/providers/dynamostate';
+import { inFlightClaim } from '../../support/claims';
 import { pod } from '../../support/kube/builders';
 import { FakeApiServer } from '../../support/kube/fake-apiserver';
 import { testNodeClass, testNodePool } from '../../support/nodepools';
@@ -62,36 +62,7 @@ beforeAll(async () => {
   const state = new DynamoStateStore(dynamoApi(account.dynamodb), TABLE);
   // The child plans at its own wall-clock time: the claim and its nomination are recent and live for minutes.
   const now = Date.now();
-  const created = newNodeClaimRecord({
-    name: 'general-inflight',
-    labels: { 'karpenter.sh/nodepool': 'general', 'karpenter.k8s.aws/ec2nodeclass': 'default' },
-    annotations: {},
-    spec: {
-      nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'default' },
-      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['m5.xlarge'] }],
-      resources: { requests: { cpu: '3' } },
-      taints: [],
-      startupTaints: [],
-      expireAfter: '720h',
-    },
-    now: now - 10_000,
-  });
-  await state.createNodeClaim(
-    markLaunched(created, {
-      providerID: 'aws:///us-east-1a/i-0fedcba9876543210',
-      imageID: 'ami-1',
-      capacity: { cpu: '4', memory: '15Gi', pods: '58' },
-      allocatable: { cpu: '3920m', memory: '14Gi', pods: '58' },
-      labels: {
-        'karpenter.sh/nodepool': 'general',
-        'karpenter.k8s.aws/ec2nodeclass': 'default',
-        'node.kubernetes.io/instance-type': 'm5.xlarge',
-        'topology.kubernetes.io/zone': 'us-east-1a',
-        'karpenter.sh/capacity-type': 'on-demand',
-      },
-      now: now - 5_000,
-    }),
-  );
+  await state.createNodeClaim(inFlightClaim(now));
   expect(
     await state.nominate({
       nodeClaimName: 'general-inflight',
