@@ -33,10 +33,21 @@ import type { RuntimeLog } from './telemetry';
 export const VALID_VERSION_TTL_MS = 7 * 24 * 3_600_000;
 const VALID_VERSION_REFRESH_MS = 24 * 3_600_000;
 
-/** `<kind>#<name>#<uid>` as observe lists them; names and uids have no `#`. */
-function validVersionKeyOf(key: string): ValidVersionKey {
-  const [kind, name = '', uid = ''] = key.split('#');
-  return { kind: kind === 'NodePool' ? 'NodePool' : 'EC2NodeClass', name, uid };
+/** `<kind>#<name>#<uid>`: names and uids have no `#`. */
+const versionKey = (key: ValidVersionKey) => `${key.kind}#${key.name}#${key.uid}`;
+
+/** The stored version's identity of each listed object, by its versionKey. */
+function listedKeys(lists: ObservedObjects): Map<string, ValidVersionKey> {
+  const keys = new Map<string, ValidVersionKey>();
+  const add = (kind: Kind, items: ObservedObjects['nodePools']) => {
+    for (const { metadata } of items) {
+      const key = { kind, name: metadata.name, uid: metadata.uid ?? '' };
+      keys.set(versionKey(key), key);
+    }
+  };
+  add('NodePool', lists.nodePools);
+  add('EC2NodeClass', lists.nodeClasses);
+  return keys;
 }
 
 /** How long one read of the objects serves: a `kubectl apply` takes effect within this (and a decision). */
@@ -88,10 +99,10 @@ export class ClusterConfigurationSource {
   /** `<kind>#<name>` → the object whose stored version's expiry this instance moved, and when. */
   private readonly refreshed = new Map<string, { uid: string; at: number }>();
   /**
-   * `<kind>#<name>#<uid>` of the objects the watcher's last pass listed; undefined before its first
+   * The objects the watcher's last pass listed, by `<kind>#<name>#<uid>`; undefined before its first
    * pass in this instance, which compares the stored versions with the cluster instead.
    */
-  private observedObjects: Set<string> | undefined;
+  private observedObjects: Map<string, ValidVersionKey> | undefined;
 
   private readonly bundled: Configuration;
 
@@ -174,14 +185,11 @@ export class ClusterConfigurationSource {
   private async forgetDeleted(lists: ObservedObjects): Promise<void> {
     const versions = this.deps.versions;
     if (!versions) return;
-    const listed = new Set([
-      ...lists.nodePools.map((o) => `NodePool#${o.metadata.name}#${o.metadata.uid}`),
-      ...lists.nodeClasses.map((o) => `EC2NodeClass#${o.metadata.name}#${o.metadata.uid}`),
-    ]);
+    const listed = listedKeys(lists);
     try {
       const gone: ValidVersionKey[] = this.observedObjects
-        ? [...this.observedObjects].filter((k) => !listed.has(k)).map(validVersionKeyOf)
-        : (await versions.validVersions()).filter((r) => !listed.has(`${r.kind}#${r.name}#${r.uid}`));
+        ? [...this.observedObjects].filter(([k]) => !listed.has(k)).map(([, key]) => key)
+        : (await versions.validVersions()).filter((r) => !listed.has(versionKey(r)));
       for (const key of gone) {
         await versions.deleteValidVersion({ kind: key.kind, name: key.name, uid: key.uid });
         this.persisted.delete(`${key.kind}#${key.name}`);
