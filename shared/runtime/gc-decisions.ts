@@ -168,10 +168,17 @@ function currentPairs(nodePools: readonly NodePool[]): Set<string> {
   return new Set(nodePools.map((p) => `${p.metadata.name}\u0000${p.spec.template.spec.nodeClassRef.name}`));
 }
 
-/** Tagged for this cluster exactly as launchTags does: name and owned tag both, never just one. */
-/** Tagged as the cluster's, owned: what karpless created for it. */
+/**
+ * Tagged for this cluster exactly as launchTags does, name and owned tag both, never just one: what
+ * karpless created for it.
+ */
 export function clusterOwned(tags: Record<string, string>, cluster: string): boolean {
   return tags[TAG.clusterName] === cluster && tags[TAG.clusterOwned(cluster)] === 'owned';
+}
+
+/** A managed instance profile karpless made for this cluster in this region (IAM is global). */
+export function regionalClusterProfile(tags: Record<string, string>, cluster: string, region: string): boolean {
+  return clusterOwned(tags, cluster) && tags['topology.kubernetes.io/region'] === region;
 }
 
 export interface LaunchTemplateInput {
@@ -241,7 +248,7 @@ export function orphanedInstanceProfiles(input: InstanceProfileInput): GcVerdict
   const out: GcVerdict[] = [];
   for (const p of input.profiles) {
     const nodeClass = p.tags[TAG.nodeClass];
-    if (!clusterOwned(p.tags, input.cluster) || p.tags['topology.kubernetes.io/region'] !== input.region) continue;
+    if (!regionalClusterProfile(p.tags, input.cluster, input.region)) continue;
     if (nodeClass === undefined || current.has(nodeClass) || input.inUse.has(nodeClass)) continue;
     out.push({
       resource: 'instance-profile',

@@ -20,7 +20,7 @@ import type { NodeClaimRecord } from '../nodeclaim/record';
 import type { Clock } from '../providers/clock';
 import type { ClusterInstanceProfile } from '../providers/instanceprofile-gc';
 import type { ClusterLaunchTemplate } from '../providers/launchtemplate-gc';
-import { clusterOwned } from './gc-decisions';
+import { clusterOwned, regionalClusterProfile } from './gc-decisions';
 import type { RuntimeLog } from './telemetry';
 
 export const NODECLASS_TERMINATION_FINALIZER = 'karpenter.k8s.aws/termination';
@@ -91,15 +91,19 @@ export function nodeClassCleanup(
   found: { profiles: readonly ClusterInstanceProfile[]; templates: readonly ClusterLaunchTemplate[] },
 ): { profiles: ClusterInstanceProfile[]; templates: ClusterLaunchTemplate[] } {
   const name = nodeClass.metadata.name;
-  const spec = (nodeClass.spec ?? {}) as Partial<EC2NodeClass['spec']>;
-  const ours = (tags: Record<string, string>) => clusterOwned(tags, context.cluster) && tags[TAG.nodeClass] === name;
+  const ofClass = (tags: Record<string, string>) => tags[TAG.nodeClass] === name;
   return {
-    profiles:
-      spec.role && !spec.instanceProfile
-        ? found.profiles.filter((p) => ours(p.tags) && p.tags['topology.kubernetes.io/region'] === context.region)
-        : [],
-    templates: found.templates.filter((t) => ours(t.tags)),
+    profiles: hasManagedProfile(nodeClass)
+      ? found.profiles.filter((p) => ofClass(p.tags) && regionalClusterProfile(p.tags, context.cluster, context.region))
+      : [],
+    templates: found.templates.filter((t) => ofClass(t.tags) && clusterOwned(t.tags, context.cluster)),
   };
+}
+
+/** Whether karpless made the class's instance profile (spec.role), rather than the user (spec.instanceProfile). */
+function hasManagedProfile(nodeClass: KarpenterObject): boolean {
+  const spec = (nodeClass.spec ?? {}) as Partial<EC2NodeClass['spec']>;
+  return Boolean(spec.role) && !spec.instanceProfile;
 }
 
 export interface NodeClassTerminationDeps {
@@ -162,10 +166,9 @@ export class NodeClassTermination {
     if (!resources) return true;
     const name = nodeClass.metadata.name;
     try {
-      const spec = (nodeClass.spec ?? {}) as Partial<EC2NodeClass['spec']>;
       const cleanup = nodeClassCleanup(nodeClass, resources, {
         // Listing IAM costs a call per profile: only when the class may have a profile of ours.
-        profiles: spec.role && !spec.instanceProfile ? await resources.instanceProfiles.list() : [],
+        profiles: hasManagedProfile(nodeClass) ? await resources.instanceProfiles.list() : [],
         templates: await resources.launchTemplates.list(),
       });
       for (const profile of cleanup.profiles) await resources.instanceProfiles.delete(profile);
