@@ -617,8 +617,8 @@ export class Packer {
         const share = node.forcedBy ? this.opening.forcedShareCap(node.forcedBy, pool, merged.id, node.ds) : undefined;
         capPrice = Math.max(capPrice, Math.min(share ?? narrowed, narrowed));
       }
-      // Types that no longer hold what the claim has are dropped below, on success only: most checks
-      // refuse, and a type that does not fit has no room for the pod either.
+      // Types that no longer hold what the claim has are dropped by commit, on success only: most
+      // checks refuse, and a type that does not fit has no room for the pod either.
       frontier = this.catalog.frontier(pool, merged.id, capPrice, node.charged);
     }
     const req = v.cls.req;
@@ -628,7 +628,6 @@ export class Packer {
       if (n > best) best = n;
     }
     if (best === 0) return FULL;
-    if (frontier !== node.frontier) frontier = fitting(frontier, node.used);
     let n = Math.min(room, best);
     if (n > 0 && pool.hasMinValues) n = this.opening.limitByMinValues(pool, merged.id, node, req, n);
     if (n > 0 && node.reserved) n = this.ledger.room(node, merged.id, req, n);

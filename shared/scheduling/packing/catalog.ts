@@ -26,7 +26,7 @@ import {
 import { CPU } from '../resources';
 import { untoleratedTaint } from '../taints';
 import { hostPorts } from './host-ports';
-import { Memo3 } from './memo';
+import { Memo3, VectorIds } from './memo';
 import { preferredOffering } from './offerings';
 import { cmp } from './ordering';
 import { describePool } from './reason-text';
@@ -283,7 +283,7 @@ export class TypeCatalog {
    * pruning, so a larger type beyond the charge cannot hide a smaller one within it.
    */
   frontier(pool: PoolState, reqsId: number, capPrice: number, charged?: Float64Array): TypeInfo[] {
-    const chargeId = charged ? this.chargeId(charged) : -1;
+    const chargeId = charged ? this.chargeIds.of(charged) : -1;
     let f = pool.frontierMemo.get(reqsId, capPrice, chargeId);
     if (f) return f;
     f = [];
@@ -299,25 +299,10 @@ export class TypeCatalog {
     return f;
   }
 
-  private readonly chargeIds = new WeakMap<Float64Array, number>();
-  private readonly chargeIdsByText = new Map<string, number>();
-
   /**
-   * A charge interned by its contents, once per array (charges are never changed): the frontier is asked
-   * for on every check of a pod that narrows a claim, and joining the charge's numbers into its memo key
-   * each time cost more than the memo saved.
+   * Charges interned by their contents (charges are never changed): the frontier is asked for on every
+   * check of a pod that narrows a claim, and joining the charge's numbers into its memo key each time
+   * cost more than the memo saved.
    */
-  private chargeId(charged: Float64Array): number {
-    let id = this.chargeIds.get(charged);
-    if (id === undefined) {
-      const text = charged.join(',');
-      id = this.chargeIdsByText.get(text);
-      if (id === undefined) {
-        id = this.chargeIdsByText.size;
-        this.chargeIdsByText.set(text, id);
-      }
-      this.chargeIds.set(charged, id);
-    }
-    return id;
-  }
+  private readonly chargeIds = new VectorIds();
 }

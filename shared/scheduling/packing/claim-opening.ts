@@ -5,7 +5,7 @@
 
 import type { Requirements } from '../requirements';
 import type { TypeCatalog } from './catalog';
-import { Memo3 } from './memo';
+import { Memo3, VectorIds } from './memo';
 import { satisfiesMinValues, unmetMinValues } from './offerings';
 import { staticFit } from './pool-fit';
 import { formatLimit } from './reason-text';
@@ -69,7 +69,7 @@ export class ClaimOpening {
       byPool = new Memo3();
       this.shareCapMemo.set(pool, byPool);
     }
-    const dsId = this.vectorId(ds);
+    const dsId = this.vectorIds.of(ds);
     if (byPool.has(reqsId, dsId, v.cls)) return byPool.get(reqsId, dsId, v.cls);
     return byPool.set(reqsId, dsId, v.cls, this.computeForcedShareCap(v, pool, reqsId, ds));
   }
@@ -118,7 +118,7 @@ export class ClaimOpening {
 
   /** The price of the most price-efficient type for the claim's pods under narrowed requirements. */
   narrowedCap(pool: PoolState, reqsId: number, node: ClaimState, cls: PodClass): number {
-    const dsId = this.vectorId(node.ds);
+    const dsId = this.vectorIds.of(node.ds);
     let cap = pool.capMemo.get(reqsId, dsId, cls.reqId);
     if (cap !== undefined) return cap;
     const req = cls.req;
@@ -158,26 +158,11 @@ export class ClaimOpening {
 
   private costs = new Float64Array(0);
   private need = new Float64Array(0);
-  private readonly vectorIds = new Map<string, number>();
-  private readonly vectorIdOf = new WeakMap<Float64Array, number>();
-
   /**
-   * An overhead vector interned by its contents: claims of different requirements carry equal overheads
+   * Overhead vectors interned by their contents: claims of different requirements carry equal overheads
    * in different arrays, and a memo keyed by the array would miss on each. Overheads are never changed.
    */
-  private vectorId(v: Float64Array): number {
-    let id = this.vectorIdOf.get(v);
-    if (id === undefined) {
-      const key = v.join(',');
-      id = this.vectorIds.get(key);
-      if (id === undefined) {
-        id = this.vectorIds.size;
-        this.vectorIds.set(key, id);
-      }
-      this.vectorIdOf.set(v, id);
-    }
-    return id;
-  }
+  private readonly vectorIds = new VectorIds();
 
   limitByMinValues(pool: PoolState, reqsId: number, node: ClaimState, req: Float64Array, n: number): number {
     const ok = (k: number) => {

@@ -34,3 +34,26 @@ export class Memo3<A, B, C, V> {
     return value;
   }
 }
+
+/**
+ * Numbers for vectors by their contents, looked up once per array: equal vectors in different arrays
+ * get one id, so memos keyed by it hit across them. The vectors are never changed once interned.
+ */
+export class VectorIds {
+  private readonly byText = new Map<string, number>();
+  private readonly byArray = new WeakMap<Float64Array, number>();
+
+  of(v: Float64Array): number {
+    let id = this.byArray.get(v);
+    if (id === undefined) {
+      const text = v.join(',');
+      id = this.byText.get(text);
+      if (id === undefined) {
+        id = this.byText.size;
+        this.byText.set(text, id);
+      }
+      this.byArray.set(v, id);
+    }
+    return id;
+  }
+}
