@@ -129,7 +129,7 @@ async function cluster(pool: NodePool = nodePool): Promise<Cluster> {
     },
     gc: () => gc({}, context(60_000)),
     watch: (ms) => watcher({}, context(ms + 5_000)),
-    destroy: () => deleteUninstallResource(runtimes.gc, { cluster: CLUSTER, accountId: '123456789012' }),
+    destroy: () => deleteUninstallResource(runtimes.gc, { cluster: CLUSTER, accountId: account.accountId }),
   };
   clusters.push(created);
   return created;

@@ -11,6 +11,7 @@ import { CreateInstanceProfileCommand, GetInstanceProfileCommand, type InstanceP
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { karpenterCrds } from '../../../shared/apis/v1/crds';
 import { TAG } from '../../../shared/contracts';
+import { errorCode } from '../../../shared/providers/aws-errors';
 import { instanceProfileName } from '../../../shared/providers/instanceprofile';
 import { CONFIGURATION_TTL_MS } from '../../../shared/runtime/cluster-configuration';
 import { watcherDeps } from '../../../shared/runtime/deps/watcher';
@@ -66,8 +67,9 @@ async function profile(name: string): Promise<InstanceProfile | undefined> {
   try {
     return (await fixture.account.iam.send(new GetInstanceProfileCommand({ InstanceProfileName: name })))
       .InstanceProfile;
-  } catch {
-    return undefined;
+  } catch (error) {
+    if (errorCode(error) === 'NoSuchEntity') return undefined;
+    throw error;
   }
 }
 
