@@ -8,12 +8,12 @@
 import { DescribeFleetsCommand } from '@aws-sdk/client-ec2';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../../shared/apis/core/v1';
+import { DETAIL_TYPE, EVENT_SOURCE } from '../../../shared/contracts';
 import { noticePodFromPod, splitNotice } from '../../../shared/notice';
 import type { PodsUnschedulableDetail } from '../../../shared/notice/types';
 import { NOTICE_PART_WAIT_MS } from '../../../shared/runtime/notice-parts';
 import { fakeClock } from '../../providers/fakes';
 import { RecordingLog } from '../../runtime/fakes';
-import { pod } from '../../support/kube/builders';
 import { M5_LARGE_ON_DEMAND, testNodePool } from '../../support/nodepools';
 import { ProvisionFixture } from '../helpers';
 
@@ -26,12 +26,8 @@ let fixture: ProvisionFixture;
 const clock = fakeClock(Date.parse('2026-12-04T09:00:00.000Z'));
 const log = new RecordingLog();
 
-function pendingPod(name: string): Pod {
-  // 1.5 vCPU: one pod per m5.large.
-  const p = pod(name, { cpu: '1500m', owner: { kind: 'ReplicaSet', name: 'rs-parts' } });
-  p.status = { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable' }] };
-  return p;
-}
+// 1.5 vCPU: one pod per m5.large.
+const pendingPod = (name: string) => fixture.pendingPod(name, '1500m');
 
 /** One observation of these pods, split as the watcher splits a notice too large for one entry. */
 function splitObservation(pods: readonly Pod[], observedAt: string): PodsUnschedulableDetail[] {
@@ -44,7 +40,7 @@ function splitObservation(pods: readonly Pod[], observedAt: string): PodsUnsched
 /** The queue's delivery of these notices (one message each). */
 function delivery(details: readonly PodsUnschedulableDetail[], id: string) {
   const bodies = details.map((detail) =>
-    JSON.stringify({ source: 'karpless', 'detail-type': 'PodsUnschedulable', detail }),
+    JSON.stringify({ source: EVENT_SOURCE, 'detail-type': DETAIL_TYPE.podsUnschedulable, detail }),
   );
   return fixture.provision(bodies, id);
 }
@@ -80,7 +76,7 @@ beforeAll(async () => {
 describe('split notices on moto', () => {
   it('keeps the first parts, acknowledged, and plans the whole observation in one decision when the rest arrive', async () => {
     // As stored: the API server gives each pod its uid, which the notice carries.
-    const pods = Array.from({ length: 6 }, (_, i) => fixture.api.addPod(pendingPod(`together-${i}`)));
+    const pods = Array.from({ length: 6 }, (_, i) => pendingPod(`together-${i}`));
     const parts = splitObservation(pods, new Date(clock()).toISOString());
     const fleetsBefore = await fleetCount();
     const recordsBefore = (await fixture.runtime.state.nodeClaims()).length;
@@ -105,7 +101,7 @@ describe('split notices on moto', () => {
   }, 180_000);
 
   it('plans an observation whose last part never arrives once the bound has passed, and says which part is missing', async () => {
-    const pods = Array.from({ length: 6 }, (_, i) => fixture.api.addPod(pendingPod(`lost-${i}`)));
+    const pods = Array.from({ length: 6 }, (_, i) => pendingPod(`lost-${i}`));
     const parts = splitObservation(pods, new Date(clock()).toISOString());
     const lost = parts.at(-1);
     const arrived = parts.slice(0, -1);
@@ -118,7 +114,7 @@ describe('split notices on moto', () => {
     expect(await fleetCount()).toBe(fleetsBefore);
 
     // Another notice just inside the bound (the watcher's next run): planned alone, the parts wait.
-    const other = fixture.api.addPod(pendingPod('lost-other'));
+    const other = pendingPod('lost-other');
     const otherNotice = {
       cluster: CLUSTER,
       observedAt: new Date(clock()).toISOString(),
